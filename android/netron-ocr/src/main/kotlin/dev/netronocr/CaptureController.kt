@@ -1,0 +1,97 @@
+package dev.netronocr
+
+import dev.netronocr.ffi.CaptureSession
+import dev.netronocr.ffi.CaptureState
+import dev.netronocr.ffi.CaptureUpdate
+import dev.netronocr.ffi.FrameQuality
+import dev.netronocr.ffi.Hint
+import dev.netronocr.ffi.NetronException
+import kotlinx.coroutines.channels.BufferOverflow
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.MutableSharedFlow
+import kotlinx.coroutines.flow.asSharedFlow
+
+/** What the capture UI shows after each frame. */
+sealed interface ScanUpdate {
+    /** The last frame was rejected; [hints] say why (most important first). */
+    data class Searching(val hints: List<Hint>, val quality: FrameQuality) : ScanUpdate
+
+    /** Good frames are coming in; [progress] is the share of the steady frames needed, 0..1. */
+    data class Steadying(val hints: List<Hint>, val quality: FrameQuality, val progress: Float) : ScanUpdate
+
+    /**
+     * Captured. [graph] is the scan result, or null with [scanError] set while the scan pipeline is not in the
+     * library yet (then the UI should say so instead of showing a graph).
+     */
+    data class Captured(val quality: FrameQuality, val graph: GraphJson?, val scanError: String?) : ScanUpdate
+
+    /** A frame could not be processed (bad geometry, or an internal error); capture state is unchanged. */
+    data class Failed(val error: NetronException) : ScanUpdate
+}
+
+/**
+ * Drives a native `CaptureSession` from a camera stream and publishes a [ScanUpdate] per frame on [updates].
+ *
+ * [submit] is synchronous: call it from the camera analyzer thread while the frame's buffers are valid (it
+ * copies nothing). Collect [updates] anywhere (e.g. `lifecycleScope`); it replays the latest update to new
+ * collectors and drops the oldest when a collector is slow, so the camera thread never blocks.
+ */
+class CaptureController internal constructor(
+    scanner: NetronScanner,
+    stableFrames: Int,
+) : AutoCloseable {
+    private val session: CaptureSession
+    private val flow = MutableSharedFlow<ScanUpdate>(
+        replay = 1,
+        extraBufferCapacity = 16,
+        onBufferOverflow = BufferOverflow.DROP_OLDEST,
+    )
+
+    init {
+        require(stableFrames >= 1) { "stableFrames must be at least 1, got $stableFrames" }
+        session = CaptureSession(scanner.native, stableFrames.toUInt())
+    }
+
+    /** One update per submitted frame. */
+    val updates: Flow<ScanUpdate> = flow.asSharedFlow()
+
+    /** Pushes one frame through the quality gate and the capture state machine; returns (and emits) the update. */
+    fun submit(frame: Frame): ScanUpdate {
+        val update = try {
+            val (p0, p1, p2) = frame.planeArgs()
+            toScanUpdate(session.pushPlanes(p0, p1, p2, frame.info))
+        } catch (e: NetronException) {
+            ScanUpdate.Failed(e)
+        }
+        flow.tryEmit(update) // never fails: DROP_OLDEST
+        return update
+    }
+
+    /** Starts over (Searching), e.g. after the user dismissed a result. */
+    fun reset() = session.reset()
+
+    override fun close() = session.close()
+
+    companion object {
+        /** Maps a native update to the UI model (pure; also used by tests). */
+        fun toScanUpdate(u: CaptureUpdate): ScanUpdate = when (u.state) {
+            CaptureState.SEARCHING -> ScanUpdate.Searching(u.hints, u.quality)
+            CaptureState.STEADYING -> ScanUpdate.Steadying(
+                u.hints,
+                u.quality,
+                u.stableFrames.toFloat() / u.requiredStableFrames.toFloat(),
+            )
+            CaptureState.CAPTURED -> {
+                val json = u.result?.graphJson
+                if (json != null) {
+                    ScanUpdate.Captured(u.quality, GraphJson.parse(json), null)
+                } else {
+                    ScanUpdate.Captured(u.quality, null, SCAN_UNAVAILABLE)
+                }
+            }
+        }
+
+        /** Shown on capture while the library cannot read graphs yet. */
+        const val SCAN_UNAVAILABLE = "Graph reading is not available in this version of the library."
+    }
+}

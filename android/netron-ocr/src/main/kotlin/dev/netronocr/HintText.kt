@@ -1,0 +1,19 @@
+package dev.netronocr
+
+import dev.netronocr.ffi.Hint
+
+/** Short user-facing guidance for each quality hint (English; apps may localise by mapping [Hint] themselves). */
+object HintText {
+    fun message(hint: Hint): String = when (hint) {
+        Hint.TOO_DARK -> "Too dark: turn up the screen brightness"
+        Hint.TOO_BRIGHT -> "Too bright: lower the screen brightness"
+        Hint.REDUCE_GLARE -> "Glare on the screen: tilt the phone"
+        Hint.HOLD_STEADY -> "Hold steady"
+        Hint.TOO_BLURRY -> "Blurry: hold still and let the camera focus"
+        Hint.MOVE_CLOSER -> "Move closer to the graph"
+        Hint.MOVE_BACK -> "Move back: the graph runs off the edges"
+    }
+
+    /** The message of the most important hint, or null when there is none. */
+    fun headline(hints: List<Hint>): String? = hints.firstOrNull()?.let(::message)
+}

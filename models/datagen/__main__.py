@@ -1,0 +1,57 @@
+"""Command line of the data generator (run from `models/`):
+
+    python -m datagen build --seed 1 --scenes 20000 --out DIR [--workers 2] [--start 0]
+    python -m datagen sheet --data DIR --out sheet.png [--n 16] [--seed 0] [--full]
+
+`build` writes DIR/scenes/, DIR/classifier/index.jsonl, DIR/ocr/index.jsonl and DIR/manifest.json (docs/dataset.md);
+it resumes a stopped build. `sheet` draws a contact sheet of random scenes with their annotations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m datagen", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="render scenes and write the dataset")
+    b.add_argument("--seed", type=int, required=True)
+    b.add_argument("--scenes", type=int, required=True, help="build scenes 0..N-1")
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--workers", type=int, default=2, help="worker processes, each with its own browser")
+    b.add_argument("--start", type=int, default=0, help="first scene index to build (derived sets cover 0..N-1)")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    s = sub.add_parser("sheet", help="contact sheet of random scenes with annotations")
+    s.add_argument("--data", type=Path, required=True)
+    s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--n", type=int, default=16)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--full", action="store_true", help="whole images instead of crops around the graph")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    if args.command == "build":
+        if args.scenes < 0 or args.start < 0 or args.workers < 1:
+            parser.error("--scenes and --start must be >= 0, --workers >= 1")
+        from .build import build
+
+        manifest = build(args.seed, args.scenes, args.out, workers=args.workers, start=args.start,
+                         progress=not args.quiet)
+        summary = {k: manifest[k] for k in ("scenes", "seconds", "scenes_per_second")}
+        print(json.dumps(summary, indent=1))
+        return 0 if manifest["scenes"]["complete"] > 0 or args.scenes == 0 else 1
+    from .contact_sheet import make_sheet
+
+    n = make_sheet(args.data, args.out, n=args.n, seed=args.seed, full=args.full)
+    print(f"wrote {args.out} ({n} tiles)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Evaluate the OCR on held-out scenes with the exact inference preprocessing.
+
+    python -m train.eval_ocr --data DIR --ckpt CKPT_DIR/best.pt [--onnx ../models/ocr.onnx]
+        [--variants fp32,int8,fp16] [--split test] [--json report.json]
+
+Crops are cut from the full-resolution grey source images with `ocr.preprocess_text` (box + 0.15 × height, PIL
+bilinear to height 48) and decoded greedily (`ocr.ctc_greedy_decode`). Reports exact-match rate, character
+accuracy, the most frequent character confusions, and breakdowns per kind (shape / name / weight) and per text-box
+height (labels under 6 px high come from Netron zoomed far out and are mostly unreadable). With `--onnx`, the same
+crops go through onnxruntime for each variant (fp32 file, int8 dynamic quantization, fp16 with I/O kept fp32).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image
+
+from train import common, ocr
+from train.eval_classifier import make_variant
+
+
+def cut_crops(crops: list[ocr.TextCrop]) -> list[np.ndarray]:
+    out: list[np.ndarray | None] = [None] * len(crops)
+    by_image: dict[Path, list[int]] = {}
+    for i, c in enumerate(crops):
+        by_image.setdefault(c.image.image_path, []).append(i)
+    for path, ids in by_image.items():
+        with Image.open(path) as im:
+            grey = im.convert("RGB").convert("L")
+            for i in ids:
+                out[i] = ocr.preprocess_text(grey, crops[i].box)
+    return out
+
+
+def ort_decode(path: Path, images: list[np.ndarray], alphabet: ocr.Alphabet, batch: int = 128) -> list[str]:
+    run = common.OrtRunner(path)
+    out: list[str] = []
+    for s in range(0, len(images), batch):
+        out += ocr.ctc_greedy_decode(run(ocr.to_ocr_tensor(images[s:s + batch]))["logits"], alphabet)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.eval_ocr", description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--ckpt", type=Path, default=None)
+    p.add_argument("--onnx", type=Path, default=None)
+    p.add_argument("--variants", type=str, default="fp32", help="comma list of fp32,int8,fp16 (with --onnx)")
+    p.add_argument("--alphabet", type=Path, default=ocr.ALPHABET_PATH)
+    p.add_argument("--split", choices=["test", "val", "train", "all"], default="test")
+    p.add_argument("--max", type=int, default=None)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args(argv)
+    if args.ckpt is None and args.onnx is None:
+        p.error("give --ckpt and/or --onnx")
+    common.set_threads(args.threads)
+    alphabet = ocr.load_alphabet(args.alphabet)
+    crops, skipped = ocr.collect_text_crops(args.data, alphabet)
+    crops = [c for c in crops if args.split == "all" or ocr.split_of(c.image.index) == args.split]
+    if args.max and len(crops) > args.max:
+        keep = sorted(np.random.default_rng(0).choice(len(crops), args.max, replace=False).tolist())
+        crops = [crops[i] for i in keep]
+    if not crops:
+        raise SystemExit(f"no {args.split} text crops under {args.data}")
+    t0 = time.time()
+    images = cut_crops(crops)
+    refs = [c.text for c in crops]
+    kinds = [c.kind for c in crops]
+    heights = [c.height for c in crops]
+    report: dict = {"data": str(args.data), "split": args.split, "n": len(crops), "skipped_in_dataset": dict(skipped),
+                    "crop_seconds": round(time.time() - t0, 1)}
+    if args.ckpt is not None:
+        state = torch.load(args.ckpt, map_location="cpu", weights_only=False)
+        model = ocr.build_model(state["config"])
+        model.load_state_dict(state["model"])
+        hyps = ocr.predict(model, images, alphabet)
+        report["pytorch"] = ocr.text_metrics(refs, hyps, kinds, heights)
+        report["pytorch"]["examples_wrong"] = [{"true": r, "pred": h} for r, h in zip(refs, hyps) if r != h][:20]
+    if args.onnx is not None:
+        with tempfile.TemporaryDirectory() as work:
+            for variant in args.variants.split(","):
+                path = make_variant(args.onnx, variant, Path(work))
+                t1 = time.time()
+                m = ocr.text_metrics(refs, ort_decode(path, images, alphabet), kinds, heights)
+                m["seconds"] = round(time.time() - t1, 2)
+                m["bytes"] = path.stat().st_size
+                report[f"onnx_{variant}"] = m
+    print_report(report)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+def print_report(report: dict) -> None:
+    print(f"{report['n']} text crops ({report['split']} split of {report['data']}); "
+          f"skipped in dataset: {report['skipped_in_dataset']}")
+    for key, m in report.items():
+        if not isinstance(m, dict) or "exact" not in m:
+            continue
+        print(f"{key:12s} exact {m['exact']:.4f} char_acc {m['char_acc']:.4f} (n={m['n']})")
+        print("  per kind: " + ", ".join(f"{k} {v.get('exact', float('nan')):.4f} (n={v['n']})"
+                                         for k, v in m.get("per_kind", {}).items()))
+        print("  per height: " + ", ".join(f"{k} {v['exact']:.4f} (n={v['n']})" if v["n"] else f"{k} - (n=0)"
+                                           for k, v in m.get("per_height", {}).items()))
+        print("  confusions: " + ", ".join(f"{c['true']}→{c['pred']} ×{c['count']}" for c in m["confusions"][:10]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,578 @@
+"""Text OCR (tensor-shape labels, graph I/O and tensor names, weight rows): one text crop → CTC `logits`.
+
+Inference contract (what the Rust core must reproduce; `preprocess_text` / `to_ocr_tensor` / `ctc_greedy_decode`
+are the reference implementations, `models/ocr_alphabet.json` the machine-readable alphabet):
+- grey: the source image (full resolution, upright) converted to 8-bit luma with Pillow's `convert("L")`,
+  exactly L = (R·19595 + G·38470 + B·7471 + 32768) >> 16 (ITU-R 601 weights, rounded);
+- crop: the text box padded by 0.15 × box height on every side, clipped to the image;
+- resize: height 48 keeping the aspect ratio, width w = clamp(round(crop_w · 48 / crop_h), 1, 160) (so crops wider
+  than 160 after scaling are squashed horizontally only), with Pillow's BILINEAR filter over the float crop box
+  (antialiased; fast_image_resize `Convolution(Bilinear)` with float crop offsets);
+- pad: columns w..159 are filled with the mean grey of the resized crop's border pixels (top row, bottom row, left
+  column, right column, concatenated; corners count twice), computed in float;
+- normalise: float32 `image` [N, 1, 48, 160] = (v / 255 − 0.5) / 0.5 (so [−1, 1]);
+- output: `logits` [N, 40, C] (C = 1 + number of symbols); decode greedily per row: argmax over C at each of the
+  40 steps, collapse consecutive repeats, drop the blank (class 0); class i ≥ 1 is `symbols[i − 1]`.
+
+Training (`python -m train.ocr --help`): text crops are pre-cut once per scene image into a grey disk cache (text
+box plus a 0.5 × height margin at native resolution), then re-cut per sample with random padding, slight rotation
+and photometric augmentation. Real crops are drawn with weight count(text)^-0.75 within a kind (rare strings are
+not drowned by common ones), mixed with PIL-rendered strings (`train.text_synth`: random shapes, one-digit mutations
+of dataset texts, names). Scenes k % 10 == 8 validate (best checkpoint), k % 10 == 9 are the test split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from PIL import Image
+from torch import nn
+from torch.nn import functional as F
+
+from train import common, crop_index, text_synth
+
+ALPHABET_PATH = Path(__file__).resolve().parents[1] / "ocr_alphabet.json"
+INPUT_NAMES, OUTPUT_NAMES = ("image",), ("logits",)
+OCR_H, OCR_W, TIME_STEPS, MAX_LEN = 48, 160, 40, 32
+INFER_PAD_FRAC = 0.15
+CACHE_MARGIN_FRAC = 0.5  # cached regions: text box plus this margin (× box height) on every side,
+CACHE_MAX_H, CACHE_MAX_W = 96, 1600  # native resolution, scaled down only beyond this
+MIN_TEXT_PX = 3.0  # boxes lower than this are skipped entirely
+MIN_TRAIN_TEXT_PX = 6.0  # ... and lower than this are not trained on (unreadable; still evaluated)
+KINDS = ("shape", "name", "weight")
+DEFAULT_CONFIG = {"channels": [16, 32, 64, 96], "hidden": 96, "rnn_layers": 2}
+PARAM_BUDGET = 1_260_000
+SIZE_BUCKETS = ((0.0, 6.0, "<6px"), (6.0, 9.0, "6-9px"), (9.0, 14.0, "9-14px"), (14.0, 1e9, ">=14px"))
+
+
+def split_of(scene_index: int) -> str:
+    r = scene_index % 10
+    return "test" if r == 9 else "val" if r == 8 else "train"
+
+
+def size_bucket(box_height: float) -> str:
+    return next(name for lo, hi, name in SIZE_BUCKETS if lo <= box_height < hi)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Alphabet and CTC decoding
+
+
+class AlphabetError(ValueError):
+    """ocr_alphabet.json is malformed."""
+
+
+class Alphabet:
+    """CTC classes: 0 is the blank, class i ≥ 1 is `symbols[i - 1]`."""
+
+    def __init__(self, symbols: list[str]):
+        if not symbols or any(len(s) != 1 for s in symbols) or len(set(symbols)) != len(symbols):
+            raise AlphabetError("symbols must be distinct single characters")
+        self.symbols = list(symbols)
+        self.index = {s: i + 1 for i, s in enumerate(self.symbols)}
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.symbols) + 1
+
+    def covers(self, text: str) -> bool:
+        return all(c in self.index for c in text)
+
+    def encode(self, text: str) -> list[int]:
+        """Class ids of `text`; raises KeyError on a character outside the alphabet."""
+        return [self.index[c] for c in text]
+
+    def decode(self, ids) -> str:
+        """Class ids (no blanks expected; blanks are skipped) → text."""
+        return "".join(self.symbols[i - 1] for i in ids if i != 0)
+
+
+def load_alphabet(path: Path = ALPHABET_PATH) -> Alphabet:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise AlphabetError(f"cannot read {path}: {e}") from e
+    if doc.get("format") != "netron-ocr.ocr-alphabet" or doc.get("version") != 1 or doc.get("blank") != 0:
+        raise AlphabetError(f"{path}: not a netron-ocr.ocr-alphabet v1 file with blank 0")
+    alphabet = Alphabet(doc["symbols"])
+    if doc.get("num_classes") != alphabet.num_classes:
+        raise AlphabetError(f"{path}: num_classes {doc.get('num_classes')} != {alphabet.num_classes}")
+    return alphabet
+
+
+def ctc_greedy_ids(logits: np.ndarray) -> list[list[int]]:
+    """[N, T, C] (or [T, C]) scores → per row the class ids after argmax, repeat collapsing and blank removal."""
+    arr = np.asarray(logits)
+    if arr.ndim == 2:
+        arr = arr[None]
+    best = arr.argmax(-1)
+    out = []
+    for row in best:
+        ids, prev = [], 0
+        for k in row.tolist():
+            if k != prev and k != 0:
+                ids.append(k)
+            prev = k
+        out.append(ids)
+    return out
+
+
+def ctc_greedy_decode(logits: np.ndarray, alphabet: Alphabet) -> list[str]:
+    return [alphabet.decode(ids) for ids in ctc_greedy_ids(logits)]
+
+
+def ctc_feasible(ids: list[int], steps: int = TIME_STEPS) -> bool:
+    """Whether a CTC path of `steps` frames can emit `ids` (each repeat needs a blank between)."""
+    repeats = sum(1 for a, b in zip(ids, ids[1:]) if a == b)
+    return 0 < len(ids) and len(ids) + repeats <= steps
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Model
+
+
+class OcrNet(nn.Module):
+    """CNN (height 48 → 1, width 160 → 40) + bidirectional GRU + linear classifier.
+
+    Input float32 [N, 1, 48, 160]; output logits [N, 40, num_classes]."""
+
+    def __init__(self, num_classes: int, channels=(16, 32, 64, 96), hidden: int = 96, rnn_layers: int = 2):
+        super().__init__()
+        a, b, c, d = channels
+        collapse = common.ConvBNAct(d, d, (3, 1))
+        collapse.conv.padding = (0, 0)  # 3 rows → 1
+        self.cnn = nn.Sequential(
+            common.ConvBNAct(1, a, 3, stride=2),  # 24×80
+            common.ConvBNAct(a, b, 3),
+            nn.MaxPool2d(2),  # 12×40
+            common.ConvBNAct(b, c, 3),
+            common.ConvBNAct(c, c, 3),
+            nn.MaxPool2d((2, 1)),  # 6×40
+            common.ConvBNAct(c, d, 3),
+            nn.MaxPool2d((2, 1)),  # 3×40
+            collapse,  # 1×40
+        )
+        self.rnn = nn.GRU(d, hidden, num_layers=rnn_layers, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(2 * hidden, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = self.cnn(x).squeeze(2).transpose(1, 2)  # N×40×d
+        return self.fc(self.rnn(f)[0])
+
+
+def build_model(config: dict) -> OcrNet:
+    return OcrNet(config["num_classes"], tuple(config["channels"]), config["hidden"], config.get("rnn_layers", 2))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Preprocessing
+
+
+def output_width(crop_w: float, crop_h: float) -> int:
+    return int(min(OCR_W, max(1, round(crop_w * OCR_H / max(crop_h, 1e-6)))))
+
+
+def padded_text_box(box, pads, width: float, height: float):
+    """box grown by pads (left, top, right, bottom) given as fractions of the box height, clipped to the image."""
+    x0, y0, x1, y1 = box
+    h = y1 - y0
+    l, t, r, b = pads
+    return (max(0.0, x0 - l * h), max(0.0, y0 - t * h), min(float(width), x1 + r * h), min(float(height), y1 + b * h))
+
+
+def preprocess_text(gray: Image.Image, box, pad_frac: float = INFER_PAD_FRAC) -> np.ndarray:
+    """Reference inference preprocessing: grey ("L") source image + text box → uint8 48×w crop (w ≤ 160), unpadded."""
+    crop = padded_text_box(box, (pad_frac,) * 4, gray.width, gray.height)
+    w = output_width(crop[2] - crop[0], crop[3] - crop[1])
+    return np.asarray(gray.resize((w, OCR_H), Image.BILINEAR, box=crop))
+
+
+def border_mean(crop: np.ndarray) -> float:
+    """Mean of top row, bottom row, left column, right column (concatenated, corners twice) as float."""
+    c = crop.astype(np.float64)
+    return float(np.concatenate([c[0], c[-1], c[:, 0], c[:, -1]]).mean())
+
+
+def to_ocr_tensor(crops: list[np.ndarray]) -> torch.Tensor:
+    """uint8 48×w grey crops (w ≤ 160) → float32 [N, 1, 48, 160]: (v/255 − 0.5)/0.5, right-padded with the
+    normalised border mean."""
+    out = np.empty((len(crops), 1, OCR_H, OCR_W), np.float32)
+    for k, c in enumerate(crops):
+        if c.ndim != 2 or c.shape[0] != OCR_H or not 1 <= c.shape[1] <= OCR_W:
+            raise ValueError(f"crop must be uint8 {OCR_H}×(1..{OCR_W}), got {c.shape}")
+        w = c.shape[1]
+        out[k, 0, :, :w] = c.astype(np.float32) / 127.5 - 1.0
+        out[k, 0, :, w:] = border_mean(c) / 127.5 - 1.0
+    return torch.from_numpy(out)
+
+
+def warp_text(canvas: np.ndarray, region, target, angle_deg: float = 0.0) -> np.ndarray:
+    """Cut float source box `target` out of `canvas` (a copy of source `region` = (x0, y0, x1, y1), stretched to
+    the canvas size) and resize it to 48×w with w from `output_width`; bilinear at 2× then a 2×2 area average when
+    the canvas is denser than the output."""
+    rx0, ry0, rx1, ry1 = region
+    ch, cw = canvas.shape[:2]
+    sx, sy = cw / max(1e-6, rx1 - rx0), ch / max(1e-6, ry1 - ry0)
+    tx0, ty0, tx1, ty1 = target
+    w = output_width(tx1 - tx0, ty1 - ty0)
+    ax, ay = (tx1 - tx0) * sx / w, (ty1 - ty0) * sy / OCR_H
+    ss = 2 if max(ax, ay) > 1.3 else 1
+    ow, oh = w * ss, OCR_H * ss
+    a, d = ax / ss, ay / ss
+    m = np.array([[a, 0.0, (tx0 - rx0) * sx + 0.5 * a - 0.5], [0.0, d, (ty0 - ry0) * sy + 0.5 * d - 0.5]])
+    if angle_deg:
+        c, s = math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))
+        cx, cy = (ow - 1) / 2, (oh - 1) / 2
+        m = m @ np.array([[c, -s, cx - c * cx + s * cy], [s, c, cy - s * cx - c * cy], [0, 0, 1]])
+    out = cv2.warpAffine(np.ascontiguousarray(canvas), m, (ow, oh), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                         borderMode=cv2.BORDER_REPLICATE)
+    if ss == 2:
+        out = cv2.resize(out, (w, OCR_H), interpolation=cv2.INTER_AREA)
+    return out
+
+
+def sample_text_pads(rng: np.random.Generator) -> tuple[float, float, float, float]:
+    """Training padding as fractions of box height: left/right 0–0.4, top/bottom −0.05–0.35."""
+    lr = rng.uniform(0.0, 0.4, size=2)
+    tb = rng.uniform(-0.05, 0.35, size=2)
+    return float(lr[0]), float(tb[0]), float(lr[1]), float(tb[1])
+
+
+def augment_grey(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """`common.augment_photometric` on a grey crop (via RGB replication, back to luma)."""
+    rgb = common.augment_photometric(np.repeat(crop[:, :, None], 3, axis=2), rng)
+    return cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Data
+
+
+@dataclass(frozen=True)
+class TextCrop:
+    """One text in one scene image: box in source pixels, the text as drawn, kind "shape" | "name" | "weight"."""
+
+    image: common.SceneImage
+    box: tuple[float, float, float, float]
+    text: str
+    kind: str
+
+    @property
+    def height(self) -> float:
+        return self.box[3] - self.box[1]
+
+
+def collect_text_crops(data_dir: Path, alphabet: Alphabet) -> tuple[list[TextCrop], Counter]:
+    """Every text crop of `DIR/ocr/index.jsonl` (or, without it, of the truth files; `train.crop_index`) that the
+    OCR can learn: known kind, 1–32 characters of the alphabet, CTC-feasible in 40 steps, box ≥ MIN_TEXT_PX high.
+    Returns (crops sorted by image then y, x; counts of skipped records by reason)."""
+    skipped: Counter = Counter()
+    crops = []
+    for img, rec in crop_index.index_records(data_dir, "ocr"):
+        box = tuple(float(v) for v in rec["box"])
+        text, kind = rec.get("text") or "", rec.get("kind")
+        if kind not in KINDS:
+            skipped[f"kind {kind}"] += 1
+        elif not text or len(text) > MAX_LEN:
+            skipped["length"] += 1
+        elif not alphabet.covers(text):
+            skipped["characters"] += 1
+        elif not ctc_feasible(alphabet.encode(text)):
+            skipped["ctc"] += 1
+        elif box[3] - box[1] < MIN_TEXT_PX or box[2] - box[0] < 1.0:
+            skipped["tiny"] += 1
+        else:
+            crops.append(TextCrop(img, box, text, kind))
+    crops.sort(key=lambda c: (c.image.index, c.image.kind, c.box[1], c.box[0]))
+    return crops, skipped
+
+
+def text_cache_region(box, width: int, height: int) -> tuple[int, int, int, int]:
+    """Integer source region cached for a text box: the box plus CACHE_MARGIN_FRAC × its height, clipped."""
+    x0, y0, x1, y1 = box
+    m = CACHE_MARGIN_FRAC * (y1 - y0)
+    return (max(0, int(math.floor(x0 - m))), max(0, int(math.floor(y0 - m))),
+            min(width, int(math.ceil(x1 + m))), min(height, int(math.ceil(y1 + m))))
+
+
+class TextCache(crop_index.RegionCache):
+    """Text boxes plus a 0.5 × height margin, grey, native resolution (scaled down only beyond CACHE_MAX_H × W)."""
+
+    def __init__(self, crops: list[TextCrop], cache_dir: Path, progress: bool = True):
+        self.crops = crops
+        super().__init__([(c.image, c.box) for c in crops], text_cache_region, cache_dir,
+                         f"ocr-m{CACHE_MARGIN_FRAC}-{CACHE_MAX_H}x{CACHE_MAX_W}", grey=True, max_h=CACHE_MAX_H,
+                         max_w=CACHE_MAX_W, progress=progress, desc="text cache")
+
+
+def cached_sample(cache: TextCache, i: int, pads, angle: float = 0.0) -> np.ndarray:
+    canvas, region, (w, h) = cache.get(i)
+    target = padded_text_box(cache.crops[i].box, pads, w, h)
+    return warp_text(canvas, region, target, angle)
+
+
+def synthetic_sample(rng: np.random.Generator, mutation_pool: list[str]) -> tuple[np.ndarray, str, str]:
+    """A PIL-rendered crop: (uint8 48×w, text, kind). Mix: random shapes 50%, one-digit mutations of dataset texts
+    25%, names 15%, weight values 10%."""
+    r = rng.random()
+    bold = 0
+    if r < 0.5 or (r < 0.75 and not mutation_pool):
+        text, kind = text_synth.random_shape(rng), "shape"
+    elif r < 0.75:
+        base = mutation_pool[int(rng.integers(0, len(mutation_pool)))]
+        text, kind = text_synth.mutate_digits(base, rng), "shape"
+    elif r < 0.9:
+        text, kind = text_synth.random_name(rng), "name"
+    else:
+        (text, bold), kind = text_synth.random_weight(rng), "weight"
+    canvas, box = text_synth.render_text(text, rng, bold_chars=bold)
+    h, w = canvas.shape
+    target = padded_text_box(box, sample_text_pads(rng), w, h)
+    angle = float(rng.normal(0.0, 0.7)) if rng.random() < 0.5 else 0.0
+    return augment_grey(warp_text(canvas, (0, 0, w, h), target, angle), rng), text, kind
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Metrics
+
+
+def edit_ops(ref: str, hyp: str) -> tuple[int, list[tuple[str, str]]]:
+    """Levenshtein distance and the aligned edits as (ref char or "", hyp char or "") pairs."""
+    n, m = len(ref), len(hyp)
+    d = np.zeros((n + 1, m + 1), np.int32)
+    d[:, 0] = np.arange(n + 1)
+    d[0, :] = np.arange(m + 1)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]))
+    ops = []
+    i, j = n, m
+    while i > 0 or j > 0:
+        if i > 0 and j > 0 and d[i, j] == d[i - 1, j - 1] + (ref[i - 1] != hyp[j - 1]):
+            if ref[i - 1] != hyp[j - 1]:
+                ops.append((ref[i - 1], hyp[j - 1]))
+            i, j = i - 1, j - 1
+        elif i > 0 and d[i, j] == d[i - 1, j] + 1:
+            ops.append((ref[i - 1], ""))
+            i -= 1
+        else:
+            ops.append(("", hyp[j - 1]))
+            j -= 1
+    return int(d[n, m]), ops[::-1]
+
+
+def text_metrics(refs: list[str], hyps: list[str], kinds: list[str] | None = None,
+                 heights: list[float] | None = None, top: int = 15) -> dict:
+    """exact-match rate, character accuracy (1 − Σ edits / Σ ref chars), most frequent confusions, per kind and
+    per box-height bucket."""
+    def block(idx):
+        if not idx:
+            return {"n": 0}
+        exact = sum(refs[i] == hyps[i] for i in idx)
+        edits = sum(edit_ops(refs[i], hyps[i])[0] for i in idx)
+        chars = sum(len(refs[i]) for i in idx)
+        return {"n": len(idx), "exact": exact / len(idx), "char_acc": 1.0 - edits / max(1, chars)}
+
+    all_idx = list(range(len(refs)))
+    out = block(all_idx)
+    conf: Counter = Counter()
+    for r, h in zip(refs, hyps):
+        if r != h:
+            conf.update(edit_ops(r, h)[1])
+    out["confusions"] = [{"true": a or "∅", "pred": b or "∅", "count": c} for (a, b), c in conf.most_common(top)]
+    if kinds is not None:
+        out["per_kind"] = {k: block([i for i in all_idx if kinds[i] == k]) for k in KINDS
+                           if any(kk == k for kk in kinds)}
+    if heights is not None:
+        out["per_height"] = {name: block([i for i in all_idx if lo <= heights[i] < hi])
+                             for lo, hi, name in SIZE_BUCKETS}
+    return out
+
+
+def predict(model: nn.Module, crops: list[np.ndarray], alphabet: Alphabet, batch: int = 128) -> list[str]:
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(crops), batch):
+            out += ctc_greedy_decode(model(to_ocr_tensor(crops[s:s + batch])).numpy(), alphabet)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Training command
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python -m train.ocr", description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, required=True, help="dataset dir (docs/dataset.md) or a bare scenes folder")
+    p.add_argument("--out", type=Path, required=True, help="checkpoint dir outside the repo "
+                   "(e.g. /root/.cache/netron-ocr/ckpt/ocr); resumes from its last.pt")
+    p.add_argument("--alphabet", type=Path, default=ALPHABET_PATH)
+    p.add_argument("--cache", type=Path, default=None, help="crop cache dir (default: common.default_cache_dir)")
+    p.add_argument("--epochs", type=float, default=20.0, help="epochs of --epoch-samples samples each")
+    p.add_argument("--epoch-samples", type=int, default=20000)
+    p.add_argument("--steps", type=int, default=None, help="total optimizer steps (overrides --epochs)")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--weight-decay", type=float, default=1e-4)
+    p.add_argument("--warmup", type=int, default=300)
+    p.add_argument("--eval-every", type=int, default=None, help="steps (default: once per epoch)")
+    p.add_argument("--max-val", type=int, default=3000)
+    p.add_argument("--synth-frac", type=float, default=0.3, help="share of each batch rendered by text_synth")
+    p.add_argument("--kind-weights", type=str, default="shape=0.65,name=0.2,weight=0.15")
+    p.add_argument("--rarity-power", type=float, default=0.75, help="real crops drawn ∝ count(text)^-power")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-minutes", type=float, default=None)
+    p.add_argument("--warm-start", type=Path, default=None, help="exported ocr .onnx to start from "
+                   "(only when --out has no checkpoint yet; BatchNorm is then kept frozen)")
+    p.add_argument("--channels", type=str, default=None, help="c1,c2,c3,c4 CNN widths (new runs only)")
+    p.add_argument("--hidden", type=int, default=None)
+    return p.parse_args(argv)
+
+
+class RealSampler:
+    """Draws training crop ids: kind by `kind_weights` (renormalised over kinds present), then a crop within the
+    kind with probability ∝ count(text)^-power."""
+
+    def __init__(self, crops: list[TextCrop], ids: list[int], kind_weights: dict[str, float], power: float):
+        self.kinds, self.kind_p, self.ids, self.cum = [], [], {}, {}
+        for kind in KINDS:
+            kid = [i for i in ids if crops[i].kind == kind]
+            if not kid or kind_weights.get(kind, 0.0) <= 0:
+                continue
+            counts = Counter(crops[i].text for i in kid)
+            w = np.array([counts[crops[i].text] ** -power for i in kid])
+            self.kinds.append(kind)
+            self.kind_p.append(kind_weights[kind])
+            self.ids[kind] = np.array(kid)
+            self.cum[kind] = np.cumsum(w / w.sum())
+        if not self.kinds:
+            raise ValueError("no training crops of a weighted kind")
+        self.kind_p = np.array(self.kind_p) / sum(self.kind_p)
+
+    def draw(self, rng: np.random.Generator) -> int:
+        kind = self.kinds[int(rng.choice(len(self.kinds), p=self.kind_p))]
+        j = int(np.searchsorted(self.cum[kind], rng.random() * self.cum[kind][-1], side="right"))
+        return int(self.ids[kind][min(j, len(self.ids[kind]) - 1)])
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    common.seed_everything(args.seed)
+    common.set_threads(args.threads)
+    alphabet = load_alphabet(args.alphabet)
+    crops, skipped = collect_text_crops(args.data, alphabet)
+    if not crops:
+        raise SystemExit(f"no text crops found under {args.data}")
+    cache_dir = args.cache or common.default_cache_dir(args.data, "ocr")
+    cache = TextCache(crops, cache_dir)
+    train_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "train" and c.height >= MIN_TRAIN_TEXT_PX]
+    val_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "val"]
+    if not train_ids:
+        raise SystemExit("no training crops (scenes with k % 10 not in {8, 9})")
+    if not val_ids:
+        print("warning: no validation scenes (k % 10 == 8); validating on a training subset", file=sys.stderr)
+        val_ids = train_ids[: max(1, len(train_ids) // 10)]
+    if len(val_ids) > args.max_val:
+        val_ids = sorted(np.random.default_rng(args.seed + 17).choice(val_ids, args.max_val, replace=False).tolist())
+    kind_weights = {k: float(v) for k, v in (kv.split("=") for kv in args.kind_weights.split(","))}
+    sampler = RealSampler(crops, train_ids, kind_weights, args.rarity_power)
+    mutation_pool = sorted({crops[i].text for i in train_ids if crops[i].kind == "shape"})
+    kinds = Counter(crops[i].kind for i in train_ids)
+    print(f"{len(crops)} text crops (skipped {dict(skipped)}): train {len(train_ids)} {dict(kinds)}, "
+          f"{len({crops[i].text for i in train_ids})} distinct texts, val {len(val_ids)}, cache {cache_dir}",
+          flush=True)
+
+    ckpts = common.Checkpoints(args.out)
+    previous = ckpts.load_latest()
+    if previous is not None:
+        config = previous["config"]
+    else:
+        config = dict(DEFAULT_CONFIG, num_classes=alphabet.num_classes, symbols=alphabet.symbols,
+                      warm_start=str(args.warm_start) if args.warm_start else None)
+        if args.channels:
+            config["channels"] = [int(v) for v in args.channels.split(",")]
+        if args.hidden:
+            config["hidden"] = args.hidden
+    if config["symbols"] != alphabet.symbols:
+        raise SystemExit("ocr_alphabet.json differs from the checkpoint's alphabet")
+    model = build_model(config)
+    n_params = common.count_params(model)
+    print(f"OcrNet {config['channels']} GRU {config['hidden']}×{config.get('rnn_layers', 2)}: {n_params} params",
+          flush=True)
+    if n_params > PARAM_BUDGET:
+        raise SystemExit(f"{n_params} params exceed the budget {PARAM_BUDGET}")
+    if previous is None and args.warm_start:
+        from train.export_cls_ocr import warm_start
+
+        warm_start(model, args.warm_start, "ocr")
+        print(f"warm start from {args.warm_start}", flush=True)
+
+    steps_per_epoch = max(1, args.epoch_samples // args.batch)
+    total = args.steps or max(1, int(round(args.epochs * steps_per_epoch)))
+    cfg = common.LoopConfig(total_steps=total, lr=args.lr, weight_decay=args.weight_decay,
+                            warmup_steps=min(args.warmup, max(1, total // 10)),
+                            eval_every=args.eval_every or steps_per_epoch, save_every=100,
+                            max_minutes=args.max_minutes, seed=args.seed)
+
+    def next_batch(rng: np.random.Generator):
+        images, texts = [], []
+        n_syn = int(rng.binomial(args.batch, args.synth_frac))
+        for _ in range(n_syn):
+            img, text, _ = synthetic_sample(rng, mutation_pool)
+            images.append(img)
+            texts.append(text)
+        for _ in range(args.batch - n_syn):
+            i = sampler.draw(rng)
+            angle = float(rng.normal(0.0, 0.7)) if rng.random() < 0.5 else 0.0
+            images.append(augment_grey(cached_sample(cache, i, sample_text_pads(rng), angle), rng))
+            texts.append(crops[i].text)
+        targets = [alphabet.encode(t) for t in texts]
+        return (to_ocr_tensor(images), torch.tensor([k for t in targets for k in t], dtype=torch.long),
+                torch.tensor([len(t) for t in targets], dtype=torch.long))
+
+    def loss_fn(model, batch):
+        x, targets, lengths = batch
+        log_probs = model(x).log_softmax(2).transpose(0, 1)  # T×N×C
+        inputs = torch.full((x.shape[0],), log_probs.shape[0], dtype=torch.long)
+        loss = F.ctc_loss(log_probs, targets, inputs, lengths, blank=0, reduction="mean", zero_infinity=True)
+        return loss, {}
+
+    val_images = [cached_sample(cache, i, (INFER_PAD_FRAC,) * 4) for i in val_ids]
+    val_refs = [crops[i].text for i in val_ids]
+    val_kinds = [crops[i].kind for i in val_ids]
+    val_heights = [crops[i].height for i in val_ids]
+
+    def evaluate(model):
+        hyps = predict(model, val_images, alphabet)
+        m = text_metrics(val_refs, hyps, val_kinds, val_heights, top=5)
+        readable = [i for i, h in enumerate(val_heights) if h >= MIN_TRAIN_TEXT_PX]
+        exact_readable = sum(val_refs[i] == hyps[i] for i in readable) / max(1, len(readable))
+        flat = {"val_exact": m["exact"], "val_char_acc": m["char_acc"], "val_exact_readable": exact_readable,
+                "val_n": m["n"]}
+        for k, b in m.get("per_kind", {}).items():
+            if b["n"]:
+                flat[f"val_exact_{k}"] = b["exact"]
+        flat["confusions"] = m["confusions"]
+        return exact_readable + 1e-3 * m["char_acc"], flat
+
+    prepare = common.freeze_batchnorm if config.get("warm_start") else None
+    t0 = time.time()
+    common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="ocr")
+    print(f"training took {time.time() - t0:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

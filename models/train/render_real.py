@@ -1,0 +1,89 @@
+"""Render the onnx package's real `light_*` models into a separate evaluation set (never used for training).
+
+    python -m train.render_real --out /root/.cache/netron-ocr/data/real-eval [--per-model 4] [--seed 0]
+
+Each of onnx's `backend/test/data/light/light_*.onnx` models (AlexNet, DenseNet-121, Inception v1/v2, ResNet-50,
+ShuffleNet, SqueezeNet, VGG-19, ZFNet-512; shape inference is run first so Netron draws shape labels) is rendered
+`--per-model` times with the data generator's own renderer, option sampler and camera simulator, and written in
+the docs/dataset.md scene layout: scene k = model_index × per_model + r. `DIR/real_models.json` maps scene index
+to model name. Scenes that fail to render (e.g. layout timeout of a very large graph) are reported and skipped.
+Resumes: complete scenes are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_OUT = Path("/root/.cache/netron-ocr/data/real-eval")
+
+
+def light_models() -> list[Path]:
+    import onnx
+
+    root = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    return sorted(root.glob("light_*.onnx"))
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.render_real", description=__doc__.split("\n")[0])
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--per-model", type=int, default=4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=60.0, help="per-scene layout limit in seconds")
+    args = p.parse_args(argv)
+
+    import onnx
+    from datagen import build, camera, render
+
+    models = light_models()
+    if not models:
+        print("no light_*.onnx models in the onnx package", file=sys.stderr)
+        return 2
+    (args.out / "scenes").mkdir(parents=True, exist_ok=True)
+    index_map, failures = {}, []
+    with render.Renderer(args.out / ".work", timeout_s=args.timeout, max_nodes=5000) as renderer:
+        for mi, path in enumerate(models):
+            name = path.stem.removeprefix("light_")
+            model = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
+            for r in range(args.per_model):
+                k = mi * args.per_model + r
+                index_map[k] = name
+                paths = build.scene_paths(args.out, k)
+                if all(q.exists() for q in paths.values()):
+                    continue
+                options = render.sample_options(random.Random(f"real-eval:{args.seed}:{k}"))
+                try:
+                    image, truth = renderer.render(model, options, scene_id=f"real-{name}-{r}")
+                except render.RenderError as e:
+                    failures.append({"index": k, "model": name, "error": str(e)[:300]})
+                    print(f"scene {k} ({name}) failed: {e}", file=sys.stderr)
+                    continue
+                truth.setdefault("scene", {}).update({"seed": int(args.seed), "index": int(k), "real_model": name})
+                shot_truth = camera.screenshot_truth(truth)
+                photo, photo_truth = camera.simulate(image, shot_truth, np.random.default_rng([args.seed, 7919, k]))
+                _write(paths["onnx.json"], build.dumps({"real_model": name, "nodes": len(model.graph.node)}).encode())
+                _write(paths["shot.png"], build._png_bytes(image))
+                _write(paths["photo.jpg"], build._jpeg_bytes(photo))
+                _write(paths["shot.json"], build.dumps(shot_truth).encode())
+                _write(paths["photo.json"], build.dumps(photo_truth).encode())
+                print(f"scene {k}: {name} ({len(truth.get('nodes', []))} nodes visible)")
+    (args.out / "real_models.json").write_text(json.dumps({"models": index_map, "failures": failures}, indent=1))
+    print(f"{len(index_map) - len(failures)} scenes in {args.out}, {len(failures)} failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

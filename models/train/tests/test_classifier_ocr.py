@@ -1,0 +1,277 @@
+"""Smoke and unit tests for the operator classifier and the OCR (run from models/: `python -m pytest train/tests`).
+
+A tiny synthetic dataset in the docs/dataset.md layout (PIL-drawn cards with coloured op titles and shape labels,
+20 scenes so that the k % 10 == 8 / 9 splits exist) stands in for rendered data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image, ImageDraw
+
+from datagen.vocab import load_vocab
+from train import classifier, common, eval_classifier, eval_ocr, export_cls_ocr, ocr, text_synth
+
+VOCAB = load_vocab()
+OPS = ["Conv", "Relu", "Add", "MaxPool", "Gemm", "Concat"]
+COLOURS = {"layer": (51, 85, 136), "activation": (112, 41, 33), "pool": (51, 85, 51), "tensor": (89, 66, 59),
+           "none": (51, 51, 51)}
+
+
+def _draw_scene(k: int, rng: np.random.Generator, path_png, path_json) -> None:
+    w, h = 640, 400
+    dark = k % 4 == 3
+    img = Image.new("RGB", (w, h), (30, 30, 30) if dark else (255, 255, 255))
+    d = ImageDraw.Draw(img)
+    font = text_synth._font(text_synth.available_fonts()[0][0], 12)
+    nodes, tensors = [], []
+    for j in range(4):
+        x0, y0 = 30 + 150 * j + int(rng.integers(0, 20)), 40 + int(rng.integers(0, 60))
+        op = OPS[int(rng.integers(0, len(OPS)))]
+        cat = VOCAB.category_of(op)
+        tw = int(font.getlength(op)) + 16
+        d.rectangle([x0, y0, x0 + tw, y0 + 20], fill=COLOURS.get(cat, (51, 51, 51)))
+        d.text((x0 + 8, y0 + 3), op, fill=(255, 255, 255), font=font)
+        nodes.append({"id": f"n{j}", "op": op, "op_confidence": 1.0, "box": [x0, y0, x0 + tw, y0 + 20],
+                      "title_box": [x0, y0, x0 + tw, y0 + 20], "confidence": 1.0, "weights": []})
+        text = "×".join(str(int(rng.integers(1, 300))) for _ in range(int(rng.integers(2, 5))))
+        lx, ly = x0, y0 + 60
+        d.text((lx, ly), text, fill=(220, 220, 220) if dark else (0, 0, 0), font=font)
+        asc, desc = font.getmetrics()
+        tensors.append({"id": f"t{j}", "text": text, "shape": [int(v) for v in text.split("×")],
+                        "box": [lx, ly, lx + font.getlength(text), ly + asc + desc], "confidence": 1.0})
+    img.save(path_png)
+    truth = {"format": "netron-ocr.graph", "version": 1, "image": {"width": w, "height": h},
+             "canvas": {"box": [0, 0, w, h], "confidence": 1.0}, "nodes": nodes, "inputs": [], "outputs": [],
+             "tensors": tensors, "edges": [],
+             "scene": {"index": k, "kind": "screenshot", "theme": "dark" if dark else "light", "names": False,
+                       "label_font_px": 12.0}}
+    path_json.write_text(json.dumps(truth))
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("clsocr-data")
+    scenes = root / "scenes"
+    scenes.mkdir()
+    rng = np.random.default_rng(5)
+    for k in range(20):
+        _draw_scene(k, rng, scenes / f"{k:06d}.shot.png", scenes / f"{k:06d}.shot.json")
+    return root
+
+
+@pytest.fixture(scope="module")
+def alphabet():
+    return ocr.load_alphabet()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Contracts: alphabet, decoding, budgets
+
+
+def test_alphabet_file_round_trip(alphabet):
+    doc = json.loads(ocr.ALPHABET_PATH.read_text(encoding="utf-8"))
+    assert doc["blank"] == 0 and doc["num_classes"] == len(doc["symbols"]) + 1 == alphabet.num_classes
+    assert doc["time_steps"] == ocr.TIME_STEPS and doc["max_length"] == ocr.MAX_LEN
+    inp = doc["input"]
+    assert (inp["height"], inp["width"], inp["channels"]) == (ocr.OCR_H, ocr.OCR_W, 1)
+    assert inp["crop_pad_fraction_of_height"] == ocr.INFER_PAD_FRAC
+    assert doc["output"]["shape"][1:] == [ocr.TIME_STEPS, alphabet.num_classes]
+    for needed in "0123456789×?,_./:-〈〉 =azAZ":
+        assert needed in alphabet.symbols
+    for text in ["1×8×56×56", "batch×3×224×224", "/layer1/conv/Conv_output_0", "onnx::Add_12", "input.1",
+                 "〈64×3×7×7〉", "?×-1", "kernel_shape = 3, 3"]:
+        ids = alphabet.encode(text)
+        assert 0 not in ids
+        assert alphabet.decode(ids) == text
+    with pytest.raises(KeyError):
+        alphabet.encode("é")
+
+
+def test_ctc_greedy_decoder(alphabet):
+    c = alphabet.num_classes
+    one, five, six = alphabet.index["1"], alphabet.index["5"], alphabet.index["6"]
+    path = [0, one, one, 0, one, five, five, 0, 0, six]  # 1 1 5 6: repeats collapse, blanks split them
+    logits = np.full((len(path), c), -5.0, np.float32)
+    logits[np.arange(len(path)), path] = 5.0
+    assert ocr.ctc_greedy_ids(logits) == [[one, one, five, six]]
+    assert ocr.ctc_greedy_decode(logits[None], alphabet) == ["1156"]
+    assert ocr.ctc_greedy_decode(np.zeros((2, 4, c)) + np.eye(c)[0], alphabet) == ["", ""]  # all blank
+    assert ocr.ctc_feasible([1, 1, 2], 4) and not ocr.ctc_feasible([1, 1, 2], 3) and not ocr.ctc_feasible([], 5)
+
+
+def test_param_budgets_and_shapes(alphabet):
+    cls = classifier.build_model(dict(classifier.DEFAULT_CONFIG, num_classes=len(VOCAB)))
+    rec = ocr.build_model(dict(ocr.DEFAULT_CONFIG, num_classes=alphabet.num_classes))
+    assert common.count_params(cls) <= classifier.PARAM_BUDGET == 2_710_000
+    assert common.count_params(rec) <= ocr.PARAM_BUDGET == 1_260_000
+    cls.eval()
+    rec.eval()
+    with torch.no_grad():
+        assert tuple(cls(torch.zeros(2, 3, 96, 160)).shape) == (2, 72)
+        assert tuple(rec(torch.zeros(3, 1, 48, 160)).shape) == (3, 40, alphabet.num_classes)
+
+
+def test_edit_ops_and_text_metrics():
+    dist, ops = ocr.edit_ops("1×8×56×56", "1×8×56×55")
+    assert dist == 1 and ops == [("6", "5")]
+    assert ocr.edit_ops("abc", "ac") == (1, [("b", "")])
+    m = ocr.text_metrics(["12", "34"], ["12", "3"], ["shape", "name"], [10.0, 3.0])
+    assert m["exact"] == 0.5 and math.isclose(m["char_acc"], 0.75)
+    assert m["per_kind"]["name"]["exact"] == 0.0 and m["per_height"]["<6px"]["n"] == 1
+
+
+def test_temperature_fit_recovers_scale():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 10, 4000)
+    base = rng.normal(0, 1, (4000, 10))
+    base[np.arange(4000), labels] += 2.0
+    # draw labels from softmax(base), then report logits 3× too confident
+    p = classifier.softmax(base)
+    labels = np.array([rng.choice(10, p=row) for row in p])
+    t = classifier.fit_temperature(base * 3.0, labels)
+    assert 2.6 < t < 3.4
+    assert classifier.expected_calibration_error(classifier.softmax(base * 3.0 / t), labels) < \
+        classifier.expected_calibration_error(classifier.softmax(base * 3.0), labels)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Preprocessing
+
+
+def test_ocr_padding_uses_border_mean():
+    crop = np.full((48, 100), 200, np.uint8)
+    crop[10:38, 10:90] = 0
+    x = ocr.to_ocr_tensor([crop]).numpy()
+    assert x.shape == (1, 1, 48, 160)
+    assert np.allclose(x[0, 0, :, 100:], 200 / 127.5 - 1.0)
+    assert np.allclose(x[0, 0, 20, 20], -1.0)
+    assert ocr.output_width(1000, 10) == 160 and ocr.output_width(10, 48) == 10 and ocr.output_width(0.1, 48) == 1
+    with pytest.raises(ValueError):
+        ocr.to_ocr_tensor([np.zeros((40, 10), np.uint8)])
+
+
+def test_cached_cuts_match_exact_preprocessing(dataset, tmp_path, alphabet):
+    """The training path (cache + warp) must show the same pixels as the inference path (PIL from source)."""
+    crops = classifier.collect_title_crops(dataset, VOCAB)[:12]
+    cache = classifier.TitleCache(crops, tmp_path / "cls", progress=False)
+    exact = eval_classifier.cut_crops(crops, [classifier.INFER_PAD] * len(crops))
+    for i, want in enumerate(exact):
+        got = classifier.eval_sample(cache, i, (classifier.INFER_PAD,) * 4)
+        assert got.shape == want.shape == (96, 160, 3)
+        assert np.abs(got.astype(float) - want).mean() < 2.0
+    tcrops, _ = ocr.collect_text_crops(dataset, alphabet)
+    tcrops = tcrops[:12]
+    tcache = ocr.TextCache(tcrops, tmp_path / "ocr", progress=False)
+    exact = eval_ocr.cut_crops(tcrops)
+    for i, want in enumerate(exact):
+        got = ocr.cached_sample(tcache, i, (ocr.INFER_PAD_FRAC,) * 4)
+        assert got.shape == want.shape and got.shape[0] == 48
+        assert np.abs(got.astype(float) - want).mean() < 2.0
+    # a shifted cut must look different: the test can fail
+    shifted = ocr.cached_sample(tcache, 0, (ocr.INFER_PAD_FRAC + 0.6, ocr.INFER_PAD_FRAC, 0.0, ocr.INFER_PAD_FRAC))
+    if shifted.shape == exact[0].shape:
+        assert np.abs(shifted.astype(float) - exact[0]).mean() > 8.0
+
+
+def test_synthetic_text_renders_every_kind():
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        img, text, kind = ocr.synthetic_sample(rng, ["1×8×56×56"])
+        assert img.dtype == np.uint8 and img.shape[0] == 48 and 1 <= img.shape[1] <= 160
+        assert ocr.load_alphabet().covers(text) and 0 < len(text) <= 32 and kind in ocr.KINDS
+    assert all(len(text_synth.random_shape(rng)) <= 16 for _ in range(200))
+    m = text_synth.mutate_digits("1×8×56×56", rng)
+    assert m != "1×8×56×56" and sum(a != b for a, b in zip(m, "1×8×56×56")) <= len(m)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Train step, export, ORT, warm start
+
+
+def _check_export_and_warm_start(kind: str, ckpt, tmp_path, expect_temperature: float):
+    out = tmp_path / f"{kind}.onnx"
+    summary = export_cls_ocr.export(kind, ckpt, out)
+    assert summary["opset"] == 17 and summary["max_abs_diff_ort_torch"] <= 1e-4
+    assert set(summary["ops"]) <= export_cls_ocr.TRACT_OPS
+    runner = common.OrtRunner(out)
+    for n in (1, 3):  # dynamic batch
+        y = runner(export_cls_ocr.example_input(kind, n))["logits"]
+        assert y.shape[0] == n and np.isfinite(y).all()
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    fresh = export_cls_ocr.build(kind, state["config"])
+    info = export_cls_ocr.warm_start(fresh, out, kind)
+    assert math.isclose(info["temperature"], expect_temperature, rel_tol=1e-6)
+    x = export_cls_ocr.example_input(kind, 4)
+    fresh.eval()
+    with torch.no_grad():
+        torch_out = fresh(x).numpy() / expect_temperature
+    assert np.abs(torch_out - runner(x)["logits"]).max() <= 1e-4
+    other = "ocr" if kind == "classifier" else "classifier"
+    with pytest.raises(common.WarmStartError):
+        export_cls_ocr.warm_start(export_cls_ocr.build(kind, state["config"]), out, other)
+    return out
+
+
+def test_classifier_train_export_resume(dataset, tmp_path):
+    out = tmp_path / "ckpt"
+    base = ["--data", str(dataset), "--out", str(out), "--cache", str(tmp_path / "cache"), "--batch", "8",
+            "--warmup", "1"]
+    assert classifier.main(base + ["--steps", "2", "--eval-every", "2"]) == 0
+    state = torch.load(out / "best.pt", map_location="cpu", weights_only=False)
+    assert state["step"] == 2 and state["temperature"] > 0
+    assert np.isfinite(json.loads((out / "calibration.json").read_text())["val_ece_after"])
+    onnx_path = _check_export_and_warm_start("classifier", out / "best.pt", tmp_path, state["temperature"])
+    # resume: one more step continues from step 2
+    assert classifier.main(base + ["--steps", "3", "--eval-every", "3", "--no-calibrate"]) == 0
+    assert torch.load(out / "last.pt", map_location="cpu", weights_only=False)["step"] == 3
+    # warm start a new run from the export
+    assert classifier.main(["--data", str(dataset), "--out", str(tmp_path / "ws"), "--cache", str(tmp_path / "cache"),
+                            "--steps", "1", "--batch", "8", "--warm-start", str(onnx_path), "--no-calibrate"]) == 0
+    rep = tmp_path / "rep.json"
+    assert eval_classifier.main(["--data", str(dataset), "--ckpt", str(out / "best.pt"), "--onnx", str(onnx_path),
+                                 "--variants", "fp32,int8", "--json", str(rep)]) == 0
+    report = json.loads(rep.read_text())
+    assert report["n"] > 0 and 0.0 <= report["onnx_int8_pad7"]["top1"] <= 1.0
+
+
+def test_ocr_train_export(dataset, tmp_path):
+    out = tmp_path / "ckpt"
+    args = ["--data", str(dataset), "--out", str(out), "--cache", str(tmp_path / "cache"), "--steps", "2",
+            "--batch", "8", "--eval-every", "2", "--warmup", "1", "--synth-frac", "0.5"]
+    assert ocr.main(args) == 0
+    state = torch.load(out / "best.pt", map_location="cpu", weights_only=False)
+    assert state["step"] == 2
+    onnx_path = _check_export_and_warm_start("ocr", out / "best.pt", tmp_path, 1.0)
+    rep = tmp_path / "rep.json"
+    assert eval_ocr.main(["--data", str(dataset), "--onnx", str(onnx_path), "--variants", "fp32,fp16",
+                          "--json", str(rep)]) == 0
+    report = json.loads(rep.read_text())
+    assert report["n"] > 0 and set(report["onnx_fp16"]["per_kind"]) == {"shape"}
+
+
+def test_one_ocr_step_lowers_loss_on_a_fixed_batch(alphabet):
+    """A few optimizer steps on one fixed batch must reduce the CTC loss (the loss is wired to the model)."""
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    model = ocr.build_model(dict(ocr.DEFAULT_CONFIG, num_classes=alphabet.num_classes))
+    samples = [ocr.synthetic_sample(rng, []) for _ in range(8)]
+    x = ocr.to_ocr_tensor([s[0] for s in samples])
+    targets = [alphabet.encode(s[1]) for s in samples]
+    flat = torch.tensor([k for t in targets for k in t])
+    lengths = torch.tensor([len(t) for t in targets])
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(6):
+        lp = model(x).log_softmax(2).transpose(0, 1)
+        loss = torch.nn.functional.ctc_loss(lp, flat, torch.full((8,), 40), lengths, zero_infinity=True)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < losses[0]

@@ -1,0 +1,316 @@
+"""Smoke and unit tests for the cropper and detector training code (runs in well under a minute on 2 cores).
+
+    cd models && python -m pytest -q train/tests/test_cropper_detector.py
+
+A tiny synthetic dataset in the docs/dataset.md layout is written to a temp dir: coloured cards, pills and small
+labels on a plain background, with schema-v1 truth JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image, ImageDraw
+
+from train import common, cropper, detector, eval_cropper, eval_detector
+from train.export import export_model
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Synthetic dataset
+
+
+def _scene(rng: np.random.Generator, w: int, h: int, kind: str, index: int) -> tuple[Image.Image, dict]:
+    bg = (255, 255, 255) if rng.random() < 0.7 else (40, 40, 40)
+    im = Image.new("RGB", (w, h), bg)
+    d = ImageDraw.Draw(im)
+    ox, oy = rng.uniform(0.1, 0.4) * w, rng.uniform(0.05, 0.3) * h
+    els = {"nodes": [], "inputs": [], "outputs": [], "tensors": []}
+    y = oy
+    box = [ox, y, ox + 70, y + 16]
+    d.rounded_rectangle(box, 6, fill=(238, 238, 238), outline=(120, 120, 120))
+    els["inputs"].append({"id": "i0", "name": "x", "box": box, "confidence": 1.0})
+    y += 30
+    for k in range(int(rng.integers(2, 5))):
+        nb = [ox - 10, y, ox + 80, y + 22]
+        d.rectangle(nb, fill=(51, 85, 136))
+        els["nodes"].append({"id": f"n{k}", "op": "Conv", "op_confidence": 1.0, "box": nb, "confidence": 1.0,
+                             "weights": []})
+        tb = [ox + 40, y + 26, ox + 75, y + 33]
+        d.rectangle(tb, fill=(90, 90, 90))
+        els["tensors"].append({"id": f"t{k}", "text": "1×3", "shape": [1, 3], "box": tb, "confidence": 1.0})
+        y += 40
+    ob = [ox, y, ox + 70, y + 16]
+    d.rounded_rectangle(ob, 6, fill=(238, 238, 238), outline=(120, 120, 120))
+    els["outputs"].append({"id": "o0", "name": "y", "box": ob, "confidence": 1.0})
+    allb = np.array([e["box"] for v in els.values() for e in v])
+    canvas = [float(allb[:, 0].min()), float(allb[:, 1].min()), float(allb[:, 2].max()), float(allb[:, 3].max())]
+    truth = {"format": "netron-ocr.graph", "version": 1, "image": {"width": w, "height": h},
+             "canvas": {"box": canvas, "confidence": 1.0}, **els, "edges": [],
+             "scene": {"seed": 0, "index": index, "kind": kind}}
+    return im, truth
+
+
+def write_dataset(root: Path, scenes: int = 12) -> Path:
+    sd = root / "scenes"
+    sd.mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    for k in range(scenes):
+        for kind, tag, ext, size in (("screenshot", "shot", "png", (400, 300)), ("photo", "photo", "jpg", (480, 360))):
+            im, truth = _scene(rng, *size, kind, k)
+            im.save(sd / f"{k:06d}.{tag}.{ext}")
+            (sd / f"{k:06d}.{tag}.json").write_text(json.dumps(truth))
+    return root
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    return write_dataset(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="module")
+def cache_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Dataset reading
+
+
+def test_dataset_listing_and_split(dataset):
+    images = common.list_scene_images(dataset)
+    assert len(images) == 24
+    train, held = common.split_scene_images(images)
+    assert {s.index for s in held} == {9}
+    assert all(s.index % 10 != 9 for s in train)
+    assert images[0].key == "000000.photo" and images[1].key == "000000.shot"
+
+
+def test_load_truth_rejects_other_versions(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text(json.dumps({"format": "netron-ocr.graph", "version": 2}))
+    with pytest.raises(common.DatasetError):
+        common.load_truth(p)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Param budgets
+
+
+def test_param_budgets():
+    assert common.count_params(cropper.build_model()) <= cropper.PARAM_BUDGET
+    assert common.count_params(detector.build_model()) <= detector.PARAM_BUDGET
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Cropper targets and decoding
+
+
+def test_cropper_targets_decode_contain_truth():
+    box = np.array([0.2031, 0.1, 0.77, 0.9], np.float32)
+    tx, ty = cropper.projection_targets(box)
+    # Perfect logits: +8 for on bins, -8 for off bins; no margins.
+    dec = cropper.decode(np.where(tx > 0, 8.0, -8.0), np.where(ty > 0, 8.0, -8.0), np.zeros(4))
+    assert dec[0] <= box[0] and dec[1] <= box[1] and dec[2] >= box[2] and dec[3] >= box[3]
+    # Quantisation to 1/128 plus 4% padding is all the slack.
+    assert dec[0] > box[0] - (1 / 128 + 0.05) and dec[2] < box[2] + (1 / 128 + 0.05)
+    # Margins push edges out by a fraction of the box size.
+    dec_m = cropper.decode(np.where(tx > 0, 8.0, -8.0), np.where(ty > 0, 8.0, -8.0), np.array([0.1, 0, 0, 0]))
+    b = cropper.projection_box(np.where(tx > 0, 8.0, -8.0), np.where(ty > 0, 8.0, -8.0))
+    w = b[2] - b[0]
+    w_m = 1.1 * w  # after the left margin, before padding
+    assert dec_m[0] == pytest.approx(b[0] - 0.1 * w - 0.04 * w_m)
+    assert dec_m[2] == pytest.approx(b[2] + 0.04 * w_m)
+    # No bin above threshold: whole axis.
+    full = cropper.decode(np.full(128, -5.0), np.full(128, -5.0), np.zeros(4))
+    assert list(full) == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_required_margins():
+    pred = np.array([[0.3, 0.3, 0.7, 0.7]])
+    true = np.array([[0.2, 0.35, 0.7, 0.8]])
+    need = cropper.required_margins(pred, true)
+    np.testing.assert_allclose(need[0], [0.25, 0.0, 0.0, 0.25], atol=1e-6)
+
+
+def test_cropper_eval_counts_misses(dataset, cache_root):
+    images = common.list_scene_images(dataset)[:4]
+    data = cropper.CropperData(images, common.DiskCache(cache_root / "cropper"))
+
+    def perfect(x):
+        n = x.shape[0]
+        out = {"proj_x": np.zeros((n, 128)), "proj_y": np.zeros((n, 128)), "margins": np.zeros((n, 4))}
+        for k in range(n):
+            tx, ty = cropper.projection_targets(data.boxes[k])
+            out["proj_x"][k], out["proj_y"][k] = np.where(tx > 0, 5.0, -5.0), np.where(ty > 0, 5.0, -5.0)
+        return out
+
+    res = eval_cropper.evaluate(perfect, data, batch=4)
+    s = eval_cropper.summary(res)
+    assert s["all/containment"] == 1.0 and s["all/missed"] == 0
+    assert 0.7 < s["all/mean_iou"] <= 1.0
+
+    def clipped(x):
+        out = perfect(x)
+        out["proj_y"][:, 64:] = -5.0  # drop the lower half of the content
+        return out
+
+    s2 = eval_cropper.summary(eval_cropper.evaluate(clipped, data, batch=4))
+    assert s2["all/missed"] > 0 and s2["all/containment"] < 1.0
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Detector targets, post-processing, metrics
+
+
+def test_detector_targets_postprocess_round_trip():
+    boxes = np.array([[10.0, 20.0, 110.0, 44.0], [200.0, 300.0, 236.0, 306.0], [50.5, 400.0, 130.0, 420.0]])
+    classes = np.array([0, 1, 2])
+    t = detector.build_targets(boxes, classes)
+    assert t["mask"].sum() == 3 and t["heat"].max() == 1.0
+    heat = np.where(t["heat"] >= 1.0, 6.0, -6.0) + t["heat"]  # peaks only at centre cells
+    got, scores, cls = detector.postprocess(heat, t["size"], t["offset"])
+    assert len(got) == 3
+    for b, c in zip(boxes, classes):
+        k = int(np.flatnonzero(cls == c)[0])
+        assert common.box_iou(got[k], b) > 0.99
+
+
+def test_nms_is_classwise():
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 10, 10], [0, 0, 10, 10.0]])
+    keep = detector.nms(boxes, np.array([0.9, 0.8, 0.7]), np.array([0, 0, 1]), 0.5)
+    assert list(keep) == [0, 2]
+
+
+def test_letterbox_mapping():
+    im = Image.fromarray(np.zeros((300, 1000, 3), np.uint8))
+    arr, lb = detector.letterbox(im, (100.0, 50.0, 900.0, 250.0))
+    assert (lb.tw, lb.th) == (512, 128) and arr.shape == (512, 512, 3)
+    src = np.array([[100.0, 50.0, 900.0, 250.0]])
+    np.testing.assert_allclose(lb.to_source(lb.to_input(src)), src)
+    np.testing.assert_allclose(lb.to_input(src), [[0, 0, 512, 128]])
+    x = detector.to_detector_tensor([arr + 200], [lb])
+    assert float(x[0, :, 128:].abs().max()) == 0.0 and float(x[0, :, :128].abs().min()) > 0
+
+
+def test_detector_metrics():
+    p2g, g2p = eval_detector.match(np.array([[0, 0, 10, 10], [50, 50, 60, 60.0]]), np.array([0.9, 0.8]),
+                                   np.array([[1, 1, 10, 10.0]]))
+    assert list(p2g) == [0, -1] and list(g2p) == [0]
+    res = [{"key": "a", "kind": "photo", "per_class": {n: {"tp": 1, "pred": 2, "gt": 1} for n in detector.CLASSES},
+            "tiny": {"tp": 0, "pred": 0, "gt": 1}}]
+    s = eval_detector.summary(res)
+    assert s["photo/node/precision"] == 0.5 and s["photo/node/recall"] == 1.0
+    assert s["photo/mean_f1"] == pytest.approx(2 / 3)
+    assert s["photo/tiny_f1"] == 0.0
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# One training step, export, onnxruntime forward, warm start
+
+
+def _randomize_batchnorm(model, seed=0):
+    """Non-trivial BatchNorm statistics, so folding them into Conv on export is really exercised."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                n = m.num_features
+                m.running_mean.copy_(torch.randn(n, generator=g) * 0.2)
+                m.running_var.copy_(torch.rand(n, generator=g) + 0.5)
+                m.weight.copy_(torch.rand(n, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(n, generator=g) * 0.2)
+
+
+def _train_step(model, batch, loss_fn):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model.train()
+    loss, parts = loss_fn(model, batch)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    assert torch.isfinite(loss)
+    return float(loss.detach())
+
+
+def test_cropper_train_step_export_and_warm_start(dataset, cache_root, tmp_path):
+    torch.manual_seed(0)
+    images, _ = common.split_scene_images(common.list_scene_images(dataset))
+    data = cropper.CropperData(images[:2], common.DiskCache(cache_root / "cropper"))
+    rng = np.random.default_rng(0)
+    batch = cropper.make_batch(data, np.array([0, 1]), rng, augment=True)
+    assert batch["image"].shape == (2, 3, 512, 512) and batch["tx"].shape == (2, 128)
+    model = cropper.build_model()
+    _train_step(model, batch, cropper.cropper_loss)
+    _randomize_batchnorm(model)
+    out = tmp_path / "cropper.onnx"
+    rep = export_model("cropper", model, out)
+    assert rep["opset"] == 17 and max(rep["ort_vs_torch"].values()) <= 1e-4
+
+    ort = common.OrtRunner(out)
+    x = batch["image"][:1].numpy()
+    ref = ort(x)
+    assert ref["proj_x"].shape == (1, 128) and ref["margins"].shape == (1, 4)
+    fresh = cropper.build_model()
+    n = common.warm_start_from_onnx(fresh, out, torch.zeros(1, 3, 64, 64))
+    assert n > 10
+    got = common.TorchRunner(fresh, cropper.OUTPUT_NAMES)(x)
+    for k in cropper.OUTPUT_NAMES:
+        assert np.abs(got[k] - ref[k]).max() <= 1e-4, k
+
+
+def test_detector_train_step_export_and_warm_start(dataset, cache_root, tmp_path):
+    torch.manual_seed(0)
+    images, _ = common.split_scene_images(common.list_scene_images(dataset))
+    data = detector.DetectorData(images[:2], common.DiskCache(cache_root / "detector"))
+    rng = np.random.default_rng(0)
+    batch = detector.make_batch(data, np.array([0, 1]), rng, augment=True)
+    assert batch["heat"].shape == (2, 4, 128, 128) and batch["mask"].sum() > 0
+    model = detector.build_model()
+    _train_step(model, batch, detector.detector_loss)
+    _randomize_batchnorm(model)
+    out = tmp_path / "detector.onnx"
+    rep = export_model("detector", model, out)
+    assert rep["opset"] == 17 and max(rep["ort_vs_torch"].values()) <= 1e-4
+
+    ort = common.OrtRunner(out)
+    x = batch["image"][:1].numpy()
+    ref = ort(x)
+    assert ref["heatmap"].shape == (1, 4, 128, 128) and ref["size"].shape == (1, 2, 128, 128)
+    fresh = detector.build_model()
+    common.warm_start_from_onnx(fresh, out, torch.zeros(1, 3, 64, 64))
+    got = common.TorchRunner(fresh, detector.OUTPUT_NAMES)(x)
+    for k in detector.OUTPUT_NAMES:
+        assert np.abs(got[k] - ref[k]).max() <= 1e-4, k
+    # A mismatched model is refused.
+    with pytest.raises(common.WarmStartError):
+        common.warm_start_from_onnx(cropper.build_model(), out, torch.zeros(1, 3, 64, 64))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The training command: two steps, evaluation, checkpoints, resume
+
+
+def test_cropper_command_runs_and_resumes(dataset, cache_root, tmp_path):
+    ckpt = tmp_path / "ck"
+    args = ["--data", str(dataset), "--out", str(ckpt), "--epochs", "1", "--batch", "2", "--max-steps", "1",
+            "--cache", str(cache_root / "cropper"), "--eval-limit", "2"]
+    assert cropper.main(args) == 0
+    state = torch.load(ckpt / "last.pt", weights_only=False)
+    assert state["step"] == 1 and (ckpt / "best.pt").is_file() and (ckpt / "log.jsonl").is_file()
+    args[args.index("--max-steps") + 1] = "2"
+    assert cropper.main(args) == 0
+    assert torch.load(ckpt / "last.pt", weights_only=False)["step"] == 2
+
+
+def test_detector_command_runs(dataset, cache_root, tmp_path):
+    ckpt = tmp_path / "ck"
+    args = ["--data", str(dataset), "--out", str(ckpt), "--epochs", "1", "--batch", "2", "--max-steps", "1",
+            "--cache", str(cache_root / "detector"), "--eval-limit", "1"]
+    assert detector.main(args) == 0
+    log = [json.loads(line) for line in (ckpt / "log.jsonl").read_text().splitlines()]
+    assert "photo/mean_f1" in log[-1]["metrics"] or "screenshot/mean_f1" in log[-1]["metrics"]

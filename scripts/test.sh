@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test suite: Rust (fmt, clippy, tests), Python (data generator, training smoke tests, model checks),
+# and the bindings (Python, Kotlin on the JVM, Swift on Linux). Each suite prints its own pass/fail count; the
+# last line counts the suites.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh || exit 1
+source scripts/env.sh
+
+passed=0; failed=0; failed_names=()
+suite() {
+  local name="$1"; shift
+  echo "=== suite $name"
+  local t0=$SECONDS
+  if "$@"; then passed=$((passed + 1)); echo "=== suite $name: ok ($((SECONDS - t0)) s)"
+  else failed=$((failed + 1)); failed_names+=("$name"); echo "=== suite $name: FAILED ($((SECONDS - t0)) s)"; fi
+}
+
+suite rust-fmt cargo fmt --all -- --check
+suite rust-clippy cargo clippy --release --workspace --all-targets -- -D warnings
+suite rust-test cargo test --release --workspace
+suite python bash -c "cd models && '$NETRON_OCR_PY' -m pytest -q -p no:cacheprovider"
+if [ -x ffi/test-all.sh ]; then suite bindings ffi/test-all.sh; fi
+
+((failed)) && echo "failed suites: ${failed_names[*]}"
+echo "suites: $passed passed, $failed failed"
+((failed == 0))
