@@ -4,6 +4,8 @@
 fn main() {
     println!("cargo:rerun-if-changed=src/oslog_shim.c");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("ios") {
-        cc::Build::new().file("src/oslog_shim.c").compile("netron_oslog_shim");
+        cc::Build::new()
+            .file("src/oslog_shim.c")
+            .compile("netron_oslog_shim");
     }
 }

@@ -35,4 +35,4 @@ bind "$scratch" /swift-build
 
 chroot "$root" /usr/bin/env -i \
   PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 LD_LIBRARY_PATH=/netron-lib \
-  sh -c 'cd /repo/ios && swift test --scratch-path /swift-build -Xlinker -L/netron-lib "$@"' swift-test "$@"
+  sh -c 'cd /repo/ios && swift test --disable-swift-testing --scratch-path /swift-build -Xlinker -L/netron-lib "$@"' swift-test "$@"

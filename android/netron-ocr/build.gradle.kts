@@ -6,7 +6,6 @@ import org.gradle.api.tasks.Exec
 plugins {
     id("com.android.library")
     id("org.jetbrains.kotlin.android")
-    id("org.jetbrains.kotlin.plugin.serialization")
 }
 
 val repoRoot = rootProject.projectDir.parentFile

@@ -6,7 +6,10 @@
 //! Exit statuses shared by all subcommands: 0 success, 1 invalid input (`validate`), 2 usage or I/O error (also
 //! what clap uses for bad arguments), 3 a frame rejected by the quality gate.
 
+mod eval;
+mod overlay;
 mod quality;
+mod scan;
 mod validate;
 
 use std::process::ExitCode;
@@ -39,6 +42,10 @@ enum Command {
     Validate(validate::Args),
     /// Decode images and print the frame-quality assessment of each as JSON.
     Quality(quality::Args),
+    /// Read the Netron graph of each image and print it as graph JSON.
+    Scan(scan::Args),
+    /// Scan a dataset and score the graphs against their ground truth.
+    Eval(eval::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +53,8 @@ fn main() -> ExitCode {
     let status = match &cli.command {
         Command::Validate(args) => validate::run(args),
         Command::Quality(args) => quality::run(args),
+        Command::Scan(args) => scan::run(args),
+        Command::Eval(args) => eval::run(args),
     };
     ExitCode::from(status)
 }

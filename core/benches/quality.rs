@@ -35,7 +35,10 @@ fn bench(c: &mut Criterion) {
     let info = FrameInfo::tight(PixelFormat::Nv21, w as u32, h as u32, Rotation::R90);
     let mut gate = FrameGate::new(QualityParams::default());
     c.bench_function("push_frame nv21 1920x1080", |b| {
-        b.iter(|| gate.push_frame(black_box(&frame), black_box(&info)).unwrap())
+        b.iter(|| {
+            gate.push_frame(black_box(&frame), black_box(&info))
+                .unwrap()
+        })
     });
 }
 

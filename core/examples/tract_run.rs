@@ -76,7 +76,9 @@ fn read_npy(path: &Path) -> Result<NpyArray, RunError> {
         .filter(|&e| e <= bytes.len())
         .ok_or_else(|| bad("truncated header"))?;
     let header = std::str::from_utf8(&bytes[start..end]).map_err(|_| bad("header is not text"))?;
-    let descr = header_value(header, "descr").ok_or_else(|| bad("no descr"))?;
+    let descr = header_value(header, "descr")
+        .and_then(|v| v.split(',').next())
+        .ok_or_else(|| bad("no descr"))?;
     if !(descr.contains("<f4") || descr.contains("|f4")) {
         return Err(bad(&format!("dtype {descr}, expected <f4")));
     }
@@ -232,7 +234,9 @@ fn run(model_path: &Path, in_dir: &Path, out_dir: &Path) -> Result<usize, RunErr
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     let entries = std::fs::read_dir(in_dir).map_err(|e| RunError::Io(in_dir.to_owned(), e))?;
     for entry in entries {
-        let path = entry.map_err(|e| RunError::Io(in_dir.to_owned(), e))?.path();
+        let path = entry
+            .map_err(|e| RunError::Io(in_dir.to_owned(), e))?
+            .path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if let Some(tag) = name
             .strip_prefix("input_")

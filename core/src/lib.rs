@@ -1,4 +1,18 @@
 //! netron-ocr core: turn a photo of the Netron viewer into a graph.
+pub mod assemble;
+pub mod classify;
+pub mod crop;
+pub mod detect;
+pub mod edges;
+pub mod error;
+pub mod eval;
 pub mod frame;
 pub mod graph;
+pub mod models;
 pub mod quality;
+pub mod read;
+pub mod resample;
+pub mod scanner;
+pub mod vocab;
+
+pub use error::ScanError;

@@ -22,14 +22,26 @@ fn two_tone(w: u32, h: u32) -> RgbImage {
 
 fn png(img: &RgbImage) -> Vec<u8> {
     let mut out = Vec::new();
-    PngEncoder::new(&mut out).write_image(img.as_raw(), img.width(), img.height(), image::ExtendedColorType::Rgb8).unwrap();
+    PngEncoder::new(&mut out)
+        .write_image(
+            img.as_raw(),
+            img.width(),
+            img.height(),
+            image::ExtendedColorType::Rgb8,
+        )
+        .unwrap();
     out
 }
 
 fn jpeg(img: &RgbImage) -> Vec<u8> {
     let mut out = Vec::new();
     JpegEncoder::new_with_quality(Cursor::new(&mut out), 95)
-        .write_image(img.as_raw(), img.width(), img.height(), image::ExtendedColorType::Rgb8)
+        .write_image(
+            img.as_raw(),
+            img.width(),
+            img.height(),
+            image::ExtendedColorType::Rgb8,
+        )
         .unwrap();
     out
 }
@@ -98,7 +110,11 @@ fn exif_orientation_is_applied() {
     // 6: the stored image must be turned 90° clockwise: the left half ends up on top.
     let o6 = decode_bytes(&with_exif(&plain, 6)).unwrap();
     assert_eq!(o6.dimensions(), (20, 40));
-    assert!(close(o6.get_pixel(17, 2).0, green, tol), "{:?}", o6.get_pixel(17, 2));
+    assert!(
+        close(o6.get_pixel(17, 2).0, green, tol),
+        "{:?}",
+        o6.get_pixel(17, 2)
+    );
     assert!(close(o6.get_pixel(5, 12).0, red, tol));
     assert!(close(o6.get_pixel(10, 35).0, blue, tol));
 
@@ -120,7 +136,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -142,7 +162,10 @@ fn png_header_only(w: u32, h: u32) -> Vec<u8> {
     ihdr.extend_from_slice(&h.to_be_bytes());
     ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
     out.extend(chunk(b"IHDR", &ihdr));
-    out.extend(chunk(b"IDAT", &[0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]));
+    out.extend(chunk(
+        b"IDAT",
+        &[0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
+    ));
     out.extend(chunk(b"IEND", &[]));
     out
 }
@@ -150,9 +173,16 @@ fn png_header_only(w: u32, h: u32) -> Vec<u8> {
 #[test]
 fn oversized_headers_are_rejected_before_decoding() {
     // Sanity: the hand-made PNG is well formed (a real 2×2 header just fails on the empty data).
-    assert!(matches!(decode_bytes(&png_header_only(2, 2)), Err(FrameError::Decode(_))));
+    assert!(matches!(
+        decode_bytes(&png_header_only(2, 2)),
+        Err(FrameError::Decode(_))
+    ));
     match decode_bytes(&png_header_only(8000, 7000)) {
-        Err(FrameError::TooLarge { width: 8000, height: 7000, max_pixels }) => assert_eq!(max_pixels, MAX_PIXELS),
+        Err(FrameError::TooLarge {
+            width: 8000,
+            height: 7000,
+            max_pixels,
+        }) => assert_eq!(max_pixels, MAX_PIXELS),
         other => panic!("{other:?}"),
     }
     // Beyond the per-side limit of image::Limits.
@@ -160,11 +190,18 @@ fn oversized_headers_are_rejected_before_decoding() {
 
     // A real JPEG with its SOF0 dimensions patched to 10000×6000.
     let mut j = jpeg(&two_tone(16, 16));
-    let sof = j.windows(2).position(|w| w == [0xFF, 0xC0]).expect("baseline SOF0");
+    let sof = j
+        .windows(2)
+        .position(|w| w == [0xFF, 0xC0])
+        .expect("baseline SOF0");
     j[sof + 5..sof + 7].copy_from_slice(&6000u16.to_be_bytes());
     j[sof + 7..sof + 9].copy_from_slice(&10000u16.to_be_bytes());
     match decode_bytes(&j) {
-        Err(FrameError::TooLarge { width: 10000, height: 6000, .. }) => {}
+        Err(FrameError::TooLarge {
+            width: 10000,
+            height: 6000,
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
 }
@@ -173,22 +210,42 @@ fn oversized_headers_are_rejected_before_decoding() {
 fn corrupt_and_truncated_data_give_typed_errors() {
     let p = png(&two_tone(64, 64));
     for cut in [p.len() / 2, 40, 20] {
-        assert!(matches!(decode_bytes(&p[..cut]), Err(FrameError::Decode(_))), "png cut at {cut}");
+        assert!(
+            matches!(decode_bytes(&p[..cut]), Err(FrameError::Decode(_))),
+            "png cut at {cut}"
+        );
     }
     // Corrupt JPEG: SOI followed by garbage, and a JPEG whose SOF marker is destroyed.
-    let garbage: Vec<u8> = [0xFF, 0xD8].into_iter().chain((0..500u32).map(|i| (i * 7 + 3) as u8)).collect();
-    assert!(matches!(decode_bytes(&garbage), Err(FrameError::Decode(_))));
+    let garbage: Vec<u8> = [0xFF, 0xD8, 0xFF, 0xE0]
+        .into_iter()
+        .chain((0..500u32).map(|i| (i * 7 + 3) as u8))
+        .collect();
+    let r = decode_bytes(&garbage);
+    assert!(matches!(r, Err(FrameError::Decode(_))), "{r:?}");
     let mut j = jpeg(&two_tone(16, 16));
     let sof = j.windows(2).position(|w| w == [0xFF, 0xC0]).unwrap();
     j[sof + 1] = 0x00;
-    assert!(matches!(decode_bytes(&j), Err(FrameError::Decode(_))));
+    let r = decode_bytes(&j);
+    assert!(matches!(r, Err(FrameError::Decode(_))), "{r:?}");
     // A JPEG cut inside its header.
     let j = jpeg(&two_tone(16, 16));
-    assert!(matches!(decode_bytes(&j[..sof + 4]), Err(FrameError::Decode(_))));
+    assert!(matches!(
+        decode_bytes(&j[..sof + 4]),
+        Err(FrameError::Decode(_))
+    ));
     // Not an image at all, and an empty buffer.
-    assert!(matches!(decode_bytes(b"GIF89a not supported here"), Err(FrameError::UnsupportedFormat(_))));
-    assert!(matches!(decode_bytes(b"hello world, no image"), Err(FrameError::UnsupportedFormat(_))));
-    assert!(matches!(decode_bytes(&[]), Err(FrameError::UnsupportedFormat(_))));
+    assert!(matches!(
+        decode_bytes(b"GIF89a not supported here"),
+        Err(FrameError::UnsupportedFormat(_))
+    ));
+    assert!(matches!(
+        decode_bytes(b"hello world, no image"),
+        Err(FrameError::UnsupportedFormat(_))
+    ));
+    assert!(matches!(
+        decode_bytes(&[]),
+        Err(FrameError::UnsupportedFormat(_))
+    ));
 }
 
 #[test]
@@ -202,6 +259,9 @@ fn decode_file_reads_and_reports_io_errors() {
     let jpath = dir.join("b.jpg");
     std::fs::write(&jpath, with_exif(&jpeg(&two_tone(40, 20)), 6)).unwrap();
     assert_eq!(decode_file(&jpath).unwrap().dimensions(), (20, 40));
-    assert!(matches!(decode_file(&dir.join("missing.png")), Err(FrameError::Io(_))));
+    assert!(matches!(
+        decode_file(&dir.join("missing.png")),
+        Err(FrameError::Io(_))
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }

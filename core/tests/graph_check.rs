@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use netron_ocr_core::graph::{BBox, Dim, ElementKind, GraphIssue, GraphJson, IssueKind, Point};
+use netron_ocr_core::graph::{
+    BBox, Dim, ElementKind, GraphError, GraphIssue, GraphJson, IssueKind, Point,
+};
 
 fn minimal() -> GraphJson {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/graphs/minimal.json");

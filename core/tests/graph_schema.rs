@@ -439,3 +439,24 @@ fn fixture_shapes_are_parsed_from_their_text() {
         }
     }
 }
+
+#[test]
+fn generator_truth_fixtures_are_valid_v1() {
+    let dir = fixtures().join("../scenes");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // `*.onnx.json` are generator debug summaries, not graph JSON.
+        if !name.ends_with(".json") || name.ends_with(".onnx.json") {
+            continue;
+        }
+        let text = read(&path);
+        let graph = GraphJson::from_json(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(graph.check(), vec![], "{name}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(schema_errors(&value), Vec::<String>::new(), "{name}");
+        seen += 1;
+    }
+    assert!(seen > 0, "no truth files in {}", dir.display());
+}

@@ -4,7 +4,9 @@ mod quality_support;
 
 use image::RgbImage;
 use netron_ocr_core::frame::{FrameInfo, PixelFormat, Rotation};
-use netron_ocr_core::quality::{assess_frame, assess_rgb, FrameGate, FrameQuality, Hint, QualityParams};
+use netron_ocr_core::quality::{
+    assess_frame, assess_rgb, FrameGate, FrameQuality, Hint, QualityParams,
+};
 use quality_support::{blur, exposure, glare, netron_screen, shift, to_nv21};
 
 const W: u32 = 1920;
@@ -25,7 +27,8 @@ fn photo_like(img: &RgbImage) -> RgbImage {
 
 fn show(label: &str, q: &FrameQuality) {
     eprintln!(
-        "{label}: accept={} score={:.3} sharp={:.3} glare={:.4} content={:.3} low={:.3} high={:.3} mean={:.3} stab={:?} {:?}",
+        "{label}: accept={} score={:.3} sharp={:.3} glare={:.4} content={:.3} low={:.3} high={:.3} mean={:.3} \
+         stab={:?} {:?}",
         q.accept, q.score, q.sharpness, q.glare, q.content, q.exposure.content_low, q.exposure.content_high,
         q.exposure.mean, q.stability, q.hints
     );
@@ -34,7 +37,11 @@ fn show(label: &str, q: &FrameQuality) {
 #[test]
 fn clean_screens_are_accepted() {
     let p = QualityParams::default();
-    for (name, img) in [("light", light()), ("dark", dark()), ("light photo", photo_like(&light()))] {
+    for (name, img) in [
+        ("light", light()),
+        ("dark", dark()),
+        ("light photo", photo_like(&light())),
+    ] {
         let q = assess_rgb(&img, &p);
         show(name, &q);
         assert!(q.accept, "{name}: {q:?}");
@@ -52,15 +59,30 @@ fn blur_sweep_lowers_sharpness_monotonically_and_flips_accept() {
         for r in [0usize, 1, 2, 3, 4, 6, 8, 12] {
             let q = assess_rgb(&blur(&img, r), &p);
             show(&format!("{name} blur r={r}"), &q);
-            assert!(q.sharpness < prev, "{name}: sharpness {} at r={r} not below {prev}", q.sharpness);
+            assert!(
+                q.sharpness < prev,
+                "{name}: sharpness {} at r={r} not below {prev}",
+                q.sharpness
+            );
             prev = q.sharpness;
-            assert_eq!(q.accept, !q.hints.contains(&Hint::TooBlurry), "{name} r={r}: {:?}", q.hints);
+            assert_eq!(
+                q.accept,
+                !q.hints.contains(&Hint::TooBlurry),
+                "{name} r={r}: {:?}",
+                q.hints
+            );
             accepts.push(q.accept);
         }
         assert!(accepts[0], "{name}: the sharp screen must pass");
-        assert!(!accepts[accepts.len() - 1], "{name}: the most blurred screen must fail");
+        assert!(
+            !accepts[accepts.len() - 1],
+            "{name}: the most blurred screen must fail"
+        );
         let flips = accepts.windows(2).filter(|w| w[0] != w[1]).count();
-        assert_eq!(flips, 1, "{name}: accept must flip exactly once: {accepts:?}");
+        assert_eq!(
+            flips, 1,
+            "{name}: accept must flip exactly once: {accepts:?}"
+        );
     }
 }
 
@@ -77,7 +99,10 @@ fn exposure_sweep_gives_dark_and_bright_hints_at_the_ends() {
     }
     assert!(dark_hints[0] && dark_hints[1], "{dark_hints:?}");
     assert!(!dark_hints[5] && !dark_hints[6], "{dark_hints:?}");
-    assert!(dark_hints.windows(2).all(|w| w[0] || !w[1]), "TooDark must only fade out as light grows: {dark_hints:?}");
+    assert!(
+        dark_hints.windows(2).all(|w| w[0] || !w[1]),
+        "TooDark must only fade out as light grows: {dark_hints:?}"
+    );
 
     let mut bright_hints = Vec::new();
     for offset in [0f32, 40.0, 80.0, 120.0, 160.0, 200.0, 255.0] {
@@ -88,7 +113,10 @@ fn exposure_sweep_gives_dark_and_bright_hints_at_the_ends() {
     }
     assert!(!bright_hints[0] && !bright_hints[1], "{bright_hints:?}");
     assert!(bright_hints[5] && bright_hints[6], "{bright_hints:?}");
-    assert!(bright_hints.windows(2).all(|w| !w[0] || w[1]), "TooBright must persist as light grows: {bright_hints:?}");
+    assert!(
+        bright_hints.windows(2).all(|w| !w[0] || w[1]),
+        "TooBright must persist as light grows: {bright_hints:?}"
+    );
 }
 
 #[test]
@@ -104,9 +132,32 @@ fn white_screenshot_is_not_glare() {
     let p = QualityParams::default();
     let img = light();
     let q = assess_rgb(&img, &p);
-    assert!(q.exposure.clipped_bright > 0.5, "the fixture should be mostly clipped white: {q:?}");
+    assert!(
+        q.exposure.clipped_bright > 0.5,
+        "the fixture should be mostly clipped white: {q:?}"
+    );
     assert_eq!(q.glare, 0.0, "{q:?}");
     assert!(!q.hints.contains(&Hint::ReduceGlare));
+    // Clipped white canvas next to sharp dark and grey bands (taskbar, browser chrome), and blurred: no glare.
+    let mut framed = img.clone();
+    for (x, y, p) in framed.enumerate_pixels_mut() {
+        if y >= H - 60 {
+            *p = image::Rgb([40, 40, 45]);
+        } else if y < 50 {
+            *p = image::Rgb([128, 128, 128]);
+        } else if x < 8 {
+            *p = image::Rgb([0, 0, 0]);
+        }
+    }
+    for (name, g) in [
+        ("framed", framed.clone()),
+        ("framed blurred", blur(&framed, 6)),
+        ("blurred", blur(&img, 4)),
+    ] {
+        let q = assess_rgb(&g, &p);
+        show(name, &q);
+        assert_eq!(q.glare, 0.0, "{name}: {q:?}");
+    }
     // A blank white frame is no glare either (and has nothing to read).
     let blank = RgbImage::from_pixel(W, H, image::Rgb([255, 255, 255]));
     let q = assess_rgb(&blank, &p);
@@ -117,14 +168,26 @@ fn white_screenshot_is_not_glare() {
 #[test]
 fn glare_sweep_raises_glare_and_asks_to_reduce_it() {
     let p = QualityParams::default();
-    for (name, img) in [("light photo", photo_like(&light())), ("dark", dark())] {
+    // On a dark screen a reflection must be stronger to clip.
+    for (name, img, strength) in [
+        ("light photo", photo_like(&light()), 1.0),
+        ("dark", dark(), 1.6),
+    ] {
         let mut prev = -1.0f32;
         let mut hinted = Vec::new();
         for sigma in [0.0f32, 40.0, 80.0, 120.0, 180.0, 260.0] {
-            let g = if sigma == 0.0 { img.clone() } else { glare(&img, 1100.0, 450.0, sigma, 1.0) };
+            let g = if sigma == 0.0 {
+                img.clone()
+            } else {
+                glare(&img, 1100.0, 450.0, sigma, strength)
+            };
             let q = assess_rgb(&g, &p);
             show(&format!("{name} glare sigma={sigma}"), &q);
-            assert!(q.glare >= prev, "{name}: glare fell from {prev} to {} at sigma {sigma}", q.glare);
+            assert!(
+                q.glare >= prev,
+                "{name}: glare fell from {prev} to {} at sigma {sigma}",
+                q.glare
+            );
             prev = q.glare;
             hinted.push(q.hints.contains(&Hint::ReduceGlare));
         }
@@ -148,7 +211,12 @@ fn nv21_fast_path_matches_rgb_path() {
     show("nv21", &yuv);
     assert_eq!(rgb.accept, yuv.accept);
     assert_eq!(rgb.hints, yuv.hints);
-    assert!((rgb.sharpness - yuv.sharpness).abs() <= 0.02 * rgb.sharpness, "{} vs {}", rgb.sharpness, yuv.sharpness);
+    assert!(
+        (rgb.sharpness - yuv.sharpness).abs() <= 0.02 * rgb.sharpness,
+        "{} vs {}",
+        rgb.sharpness,
+        yuv.sharpness
+    );
     assert!((rgb.exposure.mean - yuv.exposure.mean).abs() < 0.005);
 }
 
@@ -169,23 +237,38 @@ fn gate_stability_identical_shifted_and_exposure_drift() {
     assert!(same.accept && !same.hints.contains(&Hint::HoldSteady));
 
     // Auto-exposure drift alone is not motion.
-    let drift = gate.push_frame(&to_nv21(&exposure(&img, 1.0, 12.0)), &info).unwrap();
+    let drift = gate
+        .push_frame(&to_nv21(&exposure(&img, 1.0, 12.0)), &info)
+        .unwrap();
     show("drift", &drift);
     assert!(!drift.hints.contains(&Hint::HoldSteady), "{drift:?}");
 
     let mut prev_stab = 1.0f32;
     for dx in [4i64, 16, 48, 96] {
         gate.push_frame(&to_nv21(&img), &info).unwrap();
-        let moved = gate.push_frame(&to_nv21(&shift(&img, dx, dx / 2)), &info).unwrap();
+        let moved = gate
+            .push_frame(&to_nv21(&shift(&img, dx, dx / 2)), &info)
+            .unwrap();
         show(&format!("shift {dx}"), &moved);
         let s = moved.stability.unwrap();
-        assert!(s < prev_stab, "stability must fall as the shift grows: {s} at {dx}");
+        assert!(
+            s < prev_stab,
+            "stability must fall as the shift grows: {s} at {dx}"
+        );
         prev_stab = s;
     }
-    assert!(prev_stab < 1.0 - p.max_motion, "a 96 px jump must be unstable: {prev_stab}");
+    assert!(
+        prev_stab < 1.0 - p.max_motion,
+        "a 96 px jump must be unstable: {prev_stab}"
+    );
     gate.push_frame(&to_nv21(&img), &info).unwrap();
-    let jumped = gate.push_frame(&to_nv21(&shift(&img, 96, 48)), &info).unwrap();
-    assert!(jumped.hints.contains(&Hint::HoldSteady) && !jumped.accept, "{jumped:?}");
+    let jumped = gate
+        .push_frame(&to_nv21(&shift(&img, 96, 48)), &info)
+        .unwrap();
+    assert!(
+        jumped.hints.contains(&Hint::HoldSteady) && !jumped.accept,
+        "{jumped:?}"
+    );
 
     gate.reset();
     let after_reset = gate.push_rgb(&img);
@@ -197,7 +280,8 @@ fn framing_heuristic_far_and_close() {
     let p = QualityParams::default();
     let screen = photo_like(&light());
     // Far: the screen is a small rectangle in a dim room.
-    let small = image::imageops::resize(&screen, W / 3, H / 3, image::imageops::FilterType::Triangle);
+    let small =
+        image::imageops::resize(&screen, W / 3, H / 3, image::imageops::FilterType::Triangle);
     let mut far = RgbImage::from_pixel(W, H, image::Rgb([70, 60, 55]));
     image::imageops::replace(&mut far, &small, i64::from(W / 3), i64::from(H / 3));
     let q = assess_rgb(&far, &p);
@@ -226,5 +310,28 @@ fn bad_input_never_panics() {
     let mut gate = FrameGate::new(p);
     assert!(gate.push_frame(&[0u8; 100], &info).is_err());
     let json = serde_json::to_string(&gate.push_rgb(&light())).unwrap();
-    assert!(json.contains("\"hints\":[]") && json.contains("\"stability\":null"), "{json}");
+    assert!(
+        json.contains("\"hints\":[]") && json.contains("\"stability\":null"),
+        "{json}"
+    );
+}
+
+#[test]
+fn serde_names_are_snake_case() {
+    let hints = [
+        Hint::TooDark,
+        Hint::ReduceGlare,
+        Hint::HoldSteady,
+        Hint::MoveCloser,
+    ];
+    assert_eq!(
+        serde_json::to_string(&hints).unwrap(),
+        r#"["too_dark","reduce_glare","hold_steady","move_closer"]"#
+    );
+    let p: QualityParams = serde_json::from_str(r#"{"min_sharpness": 1.5}"#).unwrap();
+    assert_eq!(p.min_sharpness, 1.5);
+    assert_eq!(p.max_glare, QualityParams::default().max_glare);
+    let q = assess_rgb(&light(), &QualityParams::default());
+    let back: FrameQuality = serde_json::from_str(&serde_json::to_string(&q).unwrap()).unwrap();
+    assert_eq!(back, q);
 }

@@ -6,7 +6,7 @@
 //!   the foreign side makes when it serialises the argument) and lifted back into a `Vec<u8>` (the copy Rust
 //!   makes when it reads it), using uniffi's own converters, then `assess`.
 //!
-//! Run: `cargo bench --release -p netron-ocr-ffi --bench assess_copy` (CARGO_TARGET_DIR as in the README).
+//! Run: `cargo bench -p netron-ocr-ffi --bench assess_copy` (CARGO_TARGET_DIR as in the README).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use netron_ocr_ffi::{assess, FrameInfo, PixelFormat, Rotation, UniFfiTag};
@@ -25,7 +25,13 @@ fn nv21_frame() -> Vec<u8> {
             for c in x0..x0 + 320 {
                 let border = r < y0 + 4 || r >= y0 + 176 || c < x0 + 4 || c >= x0 + 316;
                 let stripe = (r - y0) % 24 < 6 && (c - x0) % 9 < 6 && r > y0 + 20;
-                y[r * w + c] = if border { 40 } else if stripe { 70 } else { 250 };
+                y[r * w + c] = if border {
+                    40
+                } else if stripe {
+                    70
+                } else {
+                    250
+                };
             }
         }
     }
@@ -47,7 +53,9 @@ fn info() -> FrameInfo {
 fn bench(c: &mut Criterion) {
     let frame = nv21_frame();
     let mut group = c.benchmark_group("assess_1080p_nv21");
-    group.bench_function("borrowed", |b| b.iter(|| assess(std::hint::black_box(&frame), info()).unwrap()));
+    group.bench_function("borrowed", |b| {
+        b.iter(|| assess(std::hint::black_box(&frame), info()).unwrap())
+    });
     group.bench_function("vec_roundtrip", |b| {
         b.iter(|| {
             let buffer = <Vec<u8> as Lower<UniFfiTag>>::lower(std::hint::black_box(&frame).clone());

@@ -131,7 +131,9 @@ impl CaptureSession {
     /// Pushes one assessed frame; `rgb` converts the frame for the scan, only when it completes the capture.
     fn push(
         &self,
-        assess: impl FnOnce(&mut core_quality::FrameGate) -> Result<core_quality::FrameQuality, NetronError>,
+        assess: impl FnOnce(
+            &mut core_quality::FrameGate,
+        ) -> Result<core_quality::FrameQuality, NetronError>,
         rgb: impl FnOnce() -> Result<image::RgbImage, NetronError>,
     ) -> Result<CaptureUpdate, NetronError> {
         let mut m = self.machine();
@@ -155,9 +157,14 @@ impl CaptureSession {
     pub fn new(scanner: Arc<Scanner>, stable_frames: u32) -> Result<Arc<Self>, NetronError> {
         guarded(|| {
             if stable_frames == 0 {
-                return Err(NetronError::InvalidArgument("stable_frames must be at least 1".into()));
+                return Err(NetronError::InvalidArgument(
+                    "stable_frames must be at least 1".into(),
+                ));
             }
-            let machine = Mutex::new(CaptureMachine::new(scanner.core_params().clone(), stable_frames));
+            let machine = Mutex::new(CaptureMachine::new(
+                scanner.core_params().clone(),
+                stable_frames,
+            ));
             Ok(Arc::new(CaptureSession { scanner, machine }))
         })
     }
@@ -218,7 +225,11 @@ mod tests {
             glare: 0.0,
             stability,
             content: 0.5,
-            hints: if accept { vec![] } else { vec![core_quality::Hint::TooDark] },
+            hints: if accept {
+                vec![]
+            } else {
+                vec![core_quality::Hint::TooDark]
+            },
         }
     }
 
@@ -255,6 +266,9 @@ mod tests {
     #[test]
     fn zero_stable_frames_is_rejected() {
         let scanner = Scanner::new().unwrap();
-        assert!(matches!(CaptureSession::new(scanner, 0), Err(NetronError::InvalidArgument(_))));
+        assert!(matches!(
+            CaptureSession::new(scanner, 0),
+            Err(NetronError::InvalidArgument(_))
+        ));
     }
 }

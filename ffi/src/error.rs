@@ -58,9 +58,15 @@ impl From<FrameError> for NetronError {
         let text = e.to_string();
         match e {
             FrameError::BufferTooShort { .. } => NetronError::BufferTooShort(text),
-            FrameError::BadStride { .. } | FrameError::BadPixelStride { .. } => NetronError::InvalidStride(text),
-            FrameError::PlaneCount { .. } | FrameError::BadDimensions { .. } => NetronError::InvalidFrame(text),
-            FrameError::TooLarge { .. } | FrameError::FileTooLarge { .. } => NetronError::TooLarge(text),
+            FrameError::BadStride { .. } | FrameError::BadPixelStride { .. } => {
+                NetronError::InvalidStride(text)
+            }
+            FrameError::PlaneCount { .. } | FrameError::BadDimensions { .. } => {
+                NetronError::InvalidFrame(text)
+            }
+            FrameError::TooLarge { .. } | FrameError::FileTooLarge { .. } => {
+                NetronError::TooLarge(text)
+            }
             FrameError::UnsupportedFormat(_) => NetronError::UnsupportedFormat(text),
             FrameError::Decode(_) => NetronError::DecodeFailed(text),
             FrameError::Io(_) => NetronError::Io(text),

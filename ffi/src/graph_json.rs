@@ -32,19 +32,28 @@ mod tests {
     #[test]
     fn minimal_graph_normalizes_and_drops_unknown_fields() {
         let out = normalize_graph_json(MINIMAL.into()).unwrap();
-        assert!(out.starts_with(r#"{"format":"netron-ocr.graph","version":1"#), "{out}");
+        assert!(
+            out.starts_with(r#"{"format":"netron-ocr.graph","version":1"#),
+            "{out}"
+        );
         assert!(!out.contains("future_field"));
     }
 
     #[test]
     fn other_major_version_is_typed() {
         let v2 = MINIMAL.replace(r#""version":1"#, r#""version":2"#);
-        assert!(matches!(normalize_graph_json(v2), Err(NetronError::UnsupportedGraphVersion(_))));
+        assert!(matches!(
+            normalize_graph_json(v2),
+            Err(NetronError::UnsupportedGraphVersion(_))
+        ));
     }
 
     #[test]
     fn dangling_edge_is_invalid() {
-        let bad = MINIMAL.replace(r#""edges":[]"#, r#""edges":[{"from":"n9","to":"o1","tensor":null,"confidence":1}]"#);
+        let bad = MINIMAL.replace(
+            r#""edges":[]"#,
+            r#""edges":[{"from":"n9","to":"o1","tensor":null,"confidence":1}]"#,
+        );
         match normalize_graph_json(bad) {
             Err(NetronError::InvalidGraph(m)) => assert!(m.contains("n9"), "{m}"),
             other => panic!("expected InvalidGraph, got {other:?}"),

@@ -49,7 +49,9 @@ struct Bridge {
     sink: RwLock<Option<Arc<dyn LogSink>>>,
 }
 
-static BRIDGE: Bridge = Bridge { sink: RwLock::new(None) };
+static BRIDGE: Bridge = Bridge {
+    sink: RwLock::new(None),
+};
 /// Whether `log::set_logger(&BRIDGE)` succeeded; decided once per process.
 static INSTALLED: OnceLock<bool> = OnceLock::new();
 
@@ -63,7 +65,11 @@ impl log::Log for Bridge {
             return;
         }
         // Clone the Arc and drop the lock before calling out, so a slow sink never blocks `set_log_sink`.
-        let sink = self.sink.read().map(|s| s.clone()).unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+        let sink = self
+            .sink
+            .read()
+            .map(|s| s.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
         match sink {
             Some(sink) => sink.log(LogRecord {
                 level: record.level().into(),
@@ -161,10 +167,20 @@ mod tests {
         log::debug!(target: "bridge_test", "filtered out");
         clear_log_sink().unwrap();
         log::warn!(target: "bridge_test", "after clear");
-        let seen: Vec<_> = seen.lock().unwrap().iter().filter(|r| r.target == "bridge_test").cloned().collect();
+        let seen: Vec<_> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.target == "bridge_test")
+            .cloned()
+            .collect();
         assert_eq!(
             seen,
-            vec![LogRecord { level: LogLevel::Info, target: "bridge_test".into(), message: "hello 42".into() }]
+            vec![LogRecord {
+                level: LogLevel::Info,
+                target: "bridge_test".into(),
+                message: "hello 42".into()
+            }]
         );
     }
 }

@@ -7,7 +7,10 @@ use std::sync::OnceLock;
 
 extern "C" {
     // src/oslog_shim.c
-    fn netron_os_log_create(subsystem: *const std::ffi::c_char, category: *const std::ffi::c_char) -> *mut c_void;
+    fn netron_os_log_create(
+        subsystem: *const std::ffi::c_char,
+        category: *const std::ffi::c_char,
+    ) -> *mut c_void;
     fn netron_os_log_write(log: *mut c_void, kind: u8, message: *const std::ffi::c_char);
 }
 

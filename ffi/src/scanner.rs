@@ -76,7 +76,10 @@ impl Scanner {
                 ));
             }
             log::debug!("scanner created with bundled models");
-            Ok(Arc::new(Scanner { params: core_quality::QualityParams::default(), models: ModelSource::Bundled }))
+            Ok(Arc::new(Scanner {
+                params: core_quality::QualityParams::default(),
+                models: ModelSource::Bundled,
+            }))
         })
     }
 
@@ -92,13 +95,21 @@ impl Scanner {
                 Err(e) => return Err(NetronError::ModelLoad(format!("{path}: {e}"))),
             }
             log::debug!("scanner created with models from {path}");
-            Ok(Arc::new(Scanner { params: core_quality::QualityParams::default(), models: ModelSource::Dir(dir) }))
+            Ok(Arc::new(Scanner {
+                params: core_quality::QualityParams::default(),
+                models: ModelSource::Dir(dir),
+            }))
         })
     }
 
     /// A copy of this scanner (same models) with other quality thresholds.
     pub fn with_quality_params(&self, params: QualityParams) -> Result<Arc<Scanner>, NetronError> {
-        guarded(|| Ok(Arc::new(Scanner { params: params.into(), models: self.models.clone() })))
+        guarded(|| {
+            Ok(Arc::new(Scanner {
+                params: params.into(),
+                models: self.models.clone(),
+            }))
+        })
     }
 
     /// The quality thresholds in use.
@@ -165,5 +176,12 @@ impl Scanner {
 /// Quality verdict on one frame with the default thresholds (see [`Scanner::assess`]).
 #[uniffi::export]
 pub fn assess(frame: &[u8], info: FrameInfo) -> Result<FrameQuality, NetronError> {
-    guarded(|| Ok(core_quality::assess_frame(frame, &info.into(), &core_quality::QualityParams::default())?.into()))
+    guarded(|| {
+        Ok(core_quality::assess_frame(
+            frame,
+            &info.into(),
+            &core_quality::QualityParams::default(),
+        )?
+        .into())
+    })
 }

@@ -95,27 +95,47 @@ pub struct FrameQuality {
     pub hints: Vec<Hint>,
 }
 
-/// Thresholds of the quality gate (luma levels 0..=255, fractions 0..1). Start from [`default_quality_params`].
+/// Thresholds of the quality gate (luma levels 0..=255, fractions 0..1). Start from [`default_quality_params`];
+/// the meaning of each field is documented on `netron_ocr_core::quality::QualityParams`.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct QualityParams {
+    /// Long side of the analysis thumbnail, at most (pixels).
     pub analysis_max_side: u32,
+    /// Side of an analysis cell (thumbnail pixels).
     pub cell_size: u32,
+    /// A cell with at least this luma standard deviation holds content.
     pub content_min_std: f32,
-    pub flat_max_std: f32,
+    /// `TooBlurry` below this sharpness.
     pub min_sharpness: f32,
+    /// Sharpness at which the sharpness score reaches 1.
     pub good_sharpness: f32,
+    /// Luma at or below which a pixel counts as clipped dark.
     pub dark_clip: u8,
+    /// Luma at or above which a pixel counts as clipped bright.
     pub bright_clip: u8,
+    /// `TooDark` when the content's bright end is below this (fraction of full scale).
     pub too_dark_high: f32,
+    /// `TooBright` when the content's dark end is above this (fraction of full scale).
     pub too_bright_low: f32,
+    /// Luma at or above which a pixel counts as saturated for glare.
     pub saturation_level: u8,
-    pub glare_margin: f32,
+    /// Largest luma step between 4-neighbours in a smooth glare-halo cell.
+    pub glare_halo_max_step: u8,
+    /// A saturated blob is glare when at least this share of the cells around it are smooth halo.
+    pub glare_halo_share: f32,
+    /// Smallest glare blob that counts, as a fraction of the frame.
     pub glare_min_blob: f32,
+    /// `ReduceGlare` at or above this glare fraction.
     pub max_glare: f32,
+    /// `HoldSteady` when `1 - stability` exceeds this.
     pub max_motion: f32,
+    /// `MoveCloser` (blocking) when fewer than this fraction of cells hold content.
     pub min_content: f32,
+    /// `MoveCloser` (advisory) when the content's bounding box covers less than this fraction of the frame.
     pub move_closer_bbox: f32,
+    /// `MoveBack` (advisory) threshold on the content in the outermost ring of cells.
     pub move_back_ring: f32,
+    /// Whether the advisory framing hints also reject the frame.
     pub framing_blocks: bool,
 }
 
@@ -131,14 +151,25 @@ pub fn rotation_from_degrees(degrees: u32) -> Result<Rotation, NetronError> {
     crate::boundary::guarded(|| {
         core_frame::Rotation::from_degrees(degrees)
             .map(Rotation::from)
-            .ok_or_else(|| NetronError::InvalidFrame(format!("rotation of {degrees} degrees: expected 0, 90, 180 or 270")))
+            .ok_or_else(|| {
+                NetronError::InvalidFrame(format!(
+                    "rotation of {degrees} degrees: expected 0, 90, 180 or 270"
+                ))
+            })
     })
 }
 
 /// Geometry of a tightly packed frame (no row padding; chroma `pixel_stride` 2 for NV12/NV21, 1 for I420).
 #[uniffi::export]
-pub fn tight_frame_info(format: PixelFormat, width: u32, height: u32, rotation: Rotation) -> Result<FrameInfo, NetronError> {
-    crate::boundary::guarded(|| Ok(core_frame::FrameInfo::tight(format.into(), width, height, rotation.into()).into()))
+pub fn tight_frame_info(
+    format: PixelFormat,
+    width: u32,
+    height: u32,
+    rotation: Rotation,
+) -> Result<FrameInfo, NetronError> {
+    crate::boundary::guarded(|| {
+        Ok(core_frame::FrameInfo::tight(format.into(), width, height, rotation.into()).into())
+    })
 }
 
 /// Picks the planes a format uses out of the three plane arguments of the `*_planes` functions; planes past the
@@ -244,7 +275,6 @@ mirror_params!(
     analysis_max_side,
     cell_size,
     content_min_std,
-    flat_max_std,
     min_sharpness,
     good_sharpness,
     dark_clip,
@@ -252,7 +282,8 @@ mirror_params!(
     too_dark_high,
     too_bright_low,
     saturation_level,
-    glare_margin,
+    glare_halo_max_step,
+    glare_halo_share,
     glare_min_blob,
     max_glare,
     max_motion,
@@ -295,14 +326,22 @@ mod tests {
     #[test]
     fn rotation_degrees() {
         assert_eq!(rotation_from_degrees(90).unwrap(), Rotation::R90);
-        assert!(matches!(rotation_from_degrees(45), Err(NetronError::InvalidFrame(_))));
+        assert!(matches!(
+            rotation_from_degrees(45),
+            Err(NetronError::InvalidFrame(_))
+        ));
     }
 
     #[test]
     fn extra_planes_must_be_empty() {
         let y = [0u8; 4];
         let uv = [0u8; 2];
-        assert_eq!(select_planes(PixelFormat::Nv21, [&y, &uv, &[]]).unwrap().len(), 2);
+        assert_eq!(
+            select_planes(PixelFormat::Nv21, [&y, &uv, &[]])
+                .unwrap()
+                .len(),
+            2
+        );
         let err = select_planes(PixelFormat::Rgb8, [&y, &uv, &[]]).unwrap_err();
         assert!(matches!(err, NetronError::InvalidFrame(m) if m.contains("plane 1")));
     }

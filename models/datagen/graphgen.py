@@ -978,7 +978,7 @@ def core_resize(g: _Builder, x: str) -> str:
     s = g.shape(x)
     _need(_is_float(g, x) and s is not None and 3 <= len(s) <= 5)
     r = len(s)
-    attrs: dict = {"mode": g.rng.choice(("nearest", "nearest", "linear", "cubic"))}
+    attrs: dict = {"mode": g.rng.choice(("nearest", "nearest", "linear", "cubic") if r == 4 else ("nearest", "linear"))}
     if attrs["mode"] == "nearest" and g.rng.random() < 0.5:
         attrs["nearest_mode"] = "floor"
     if g.rng.random() < 0.4:
@@ -1270,6 +1270,7 @@ def fresh_vec(g: _Builder) -> str:
 
 
 def fresh_any(g: _Builder) -> str:
+    """A float input of random rank 1–5 with random dims (at most ~50M elements over its known dims)."""
     rng = g.rng
     r = rng.choice((1, 2, 3, 3, 4, 4, 5))
     dims: list[Dim] = []
@@ -1280,7 +1281,9 @@ def fresh_any(g: _Builder) -> str:
         elif u < 0.18:
             dims.append(None)
         else:
-            dims.append(_rand_dim(rng) if i else rng.choice((1, 1, 2, _rand_dim(rng))))
+            d = _rand_dim(rng) if i else rng.choice((1, 1, 2, _rand_dim(rng)))
+            known = _numel([x for x in dims if isinstance(x, int)])
+            dims.append(d if known * d <= 50_000_000 else rng.choice((1, 2, 3, 4, 7, 16)))
     return g.input(dims, FLOAT, rng.choice(("x", "input", "X", "A", "t", "tensor", "in0", "input.1", "value")))
 
 
@@ -1340,7 +1343,10 @@ def to_rank(g: _Builder, x: str, rank: int) -> str:
         return x
     if r == 5 and rank == 4:
         _need(isinstance(s[1], int) and isinstance(s[2], int))
-        return g.op("Reshape", [x, g.i64([0, s[1] * s[2], 0, 0], "shape", "Reshape")])
+        # fold time into channels: [N, C, T, H, W] -> [N, C*T, H, W]
+        hw = [d if isinstance(d, int) else -1 for d in s[3:]]
+        _need(hw.count(-1) <= 1)
+        return g.op("Reshape", [x, g.i64([0, s[1] * s[2], *hw], "shape", "Reshape")])
     if rank == 1:
         return g.op("Reshape", [x, g.i64([-1], "shape", "Reshape")])
     return g.op("Flatten", [x])
@@ -1793,7 +1799,10 @@ def m_embedding(g: _Builder, x: str) -> str:
     s = g.shape(x)
     _need(_is_float(g, x) and s is not None and len(s) == 3 and isinstance(s[2], int))
     d = s[2]
-    n = g.fit(512, d, minimum=16)
+    if isinstance(s[1], int):
+        n = g.fit(max(s[1], g.rng.choice((512, 1024, 77, 197, 2048))), d, minimum=s[1])
+    else:
+        n = g.fit(g.rng.choice((512, 1024, 2048, 4096)), d, minimum=16)
     with g.scope("embeddings", "position_embeddings"):
         seq = g.op("Gather", [g.op("Shape", [x]), g.i64(1, "indices", "Gather")], axis=0)
         pos = g.op("Range", [g.i64(0, "start", "Range"), seq, g.i64(1, "delta", "Range")])
@@ -2210,7 +2219,11 @@ def _assemble(g: _Builder, rng: random.Random) -> onnx.ModelProto:
     out_vis = [helper.make_value_info(o, g.types[o]) for o in outputs]
     graph_name = rng.choice(("main_graph", "torch_jit", "torch-jit-export", "tf2onnx", "model", "Graph", "graph",
                              "onnx_model", "network"))
-    graph = helper.make_graph(g.nodes, graph_name, inputs, out_vis, initializer=inits)
+    # our tracked types are the true shapes (at least as precise as ONNX's); inference then merges its own in
+    out_names = set(outputs)
+    value_info = [helper.make_value_info(o, g.types[o]) for n in g.nodes for o in n.output
+                  if o and o not in out_names]
+    graph = helper.make_graph(g.nodes, graph_name, inputs, out_vis, initializer=inits, value_info=value_info)
     producer_name, producer_version = rng.choice((("pytorch", "2.1.0"), ("pytorch", "1.13.1"), ("tf2onnx", "1.16.1"),
                                                   ("onnx.helper", ""), ("keras2onnx", "1.7.0"), ("skl2onnx", "1.16")))
     model = helper.make_model(graph, opset_imports=OPSET_IMPORTS, ir_version=IR_VERSION,

@@ -186,31 +186,56 @@ def default_cache_dir(data_dir: Path, name: str) -> Path:
 
 
 class DiskCache:
-    """uint8 arrays derived from scene images, one `.npy` per key, rebuilt when the source file is newer.
+    """uint8 arrays derived from scene images, one file per key, rebuilt when the source file is newer.
 
-    `get(key, source, build)` returns the cached array (memory-mapped, read-only) or calls `build()` (which must
-    return a uint8 array), stores it atomically and returns it. Small per-entry metadata (JSON) can be stored next
-    to it with `build` returning `(array, meta)`; `meta(key)` reads it back.
+    `get(key, source, build)` returns the cached array or calls `build()` (which must return a uint8 array, or
+    `(array, meta)` with a JSON-able meta dict), stores it atomically and returns it; `meta(key)` reads the meta
+    back. `fmt`: "npy" (memory-mapped on read, any uint8 array), "png" (lossless, cv2 compression 1, about 5×
+    smaller, H×W×3 RGB only) or "jpg" (quality 95, about 25× smaller, lossy; H×W×3 RGB only).
     """
 
-    def __init__(self, root: Path):
+    FORMATS = ("npy", "png", "jpg")
+
+    def __init__(self, root: Path, fmt: str = "npy"):
+        if fmt not in self.FORMATS:
+            raise ValueError(f"cache format must be one of {self.FORMATS}, got {fmt!r}")
         self.root = Path(root)
+        self.fmt = fmt
         self.root.mkdir(parents=True, exist_ok=True)
 
     def _fresh(self, path: Path, source: Path) -> bool:
         return path.is_file() and path.stat().st_mtime >= Path(source).stat().st_mtime
 
+    def _encode(self, arr: np.ndarray) -> bytes:
+        if self.fmt == "npy":
+            buf = io.BytesIO()
+            np.save(buf, np.ascontiguousarray(arr))
+            return buf.getvalue()
+        if arr.ndim != 3 or arr.shape[2] != 3 or arr.dtype != np.uint8:
+            raise ValueError(f"{self.fmt} cache holds uint8 H×W×3 images, got {arr.dtype} {arr.shape}")
+        params = [cv2.IMWRITE_PNG_COMPRESSION, 1] if self.fmt == "png" else [cv2.IMWRITE_JPEG_QUALITY, 95]
+        ok, enc = cv2.imencode(f".{self.fmt}", np.ascontiguousarray(arr[:, :, ::-1]), params)
+        if not ok:
+            raise ValueError(f"could not encode a {arr.shape} image as {self.fmt}")
+        return enc.tobytes()
+
+    def _decode(self, path: Path) -> np.ndarray:
+        if self.fmt == "npy":
+            return np.load(path, mmap_mode="r")
+        img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if img is None:
+            raise DatasetError(f"unreadable cache file {path}")
+        return np.ascontiguousarray(img[:, :, ::-1])
+
     def get(self, key: str, source: Path, build: Callable[[], np.ndarray | tuple[np.ndarray, dict]]) -> np.ndarray:
-        path = self.root / f"{key}.npy"
+        path = self.root / f"{key}.{self.fmt}"
         if not self._fresh(path, source):
             built = build()
             arr, meta = built if isinstance(built, tuple) else (built, None)
             if meta is not None:
                 _atomic_write_bytes(self.root / f"{key}.json", json.dumps(meta).encode())
-            buf = io.BytesIO()
-            np.save(buf, np.ascontiguousarray(arr))
-            _atomic_write_bytes(path, buf.getvalue())
-        return np.load(path, mmap_mode="r")
+            _atomic_write_bytes(path, self._encode(arr))
+        return self._decode(path)
 
     def meta(self, key: str) -> dict:
         return json.loads((self.root / f"{key}.json").read_text())
@@ -263,32 +288,39 @@ def augment_photometric(img: np.ndarray, rng: np.random.Generator, strength: flo
     (sigma up to 6 grey levels). Geometry is never changed, so targets stay valid.
     """
     s = strength
-    x = img.astype(np.float32)
+    # Gain/offset, contrast and gamma act per channel: compose them into one 256-entry lookup table per channel.
+    lut = np.tile(np.arange(256, dtype=np.float32)[:, None], (1, 3))
+    means = img[::4, ::4].reshape(-1, 3).mean(axis=0).astype(np.float32)
     if rng.random() < 0.8:
         gain = 1.0 + rng.uniform(-0.25, 0.25, size=3) * s
         offset = rng.uniform(-25, 25) * s + rng.uniform(-8, 8, size=3) * s
-        x = x * gain + offset
+        lut = lut * gain + offset
+        means = means * gain + offset
     if rng.random() < 0.5:
         c = 1.0 + rng.uniform(-0.35, 0.35) * s
-        x = (x - x.mean()) * c + x.mean()
+        m = float(means.mean())
+        lut = (lut - m) * c + m
     if rng.random() < 0.3:
         g = math.exp(rng.uniform(-0.4, 0.4) * s)
-        x = 255.0 * np.power(np.clip(x, 0, 255) / 255.0, g)
+        lut = 255.0 * np.power(np.clip(lut, 0, 255) / 255.0, g)
+    lut = np.clip(np.rint(lut), 0, 255).astype(np.uint8)
+    out = np.ascontiguousarray(img)
+    out = np.dstack([cv2.LUT(out[:, :, k], lut[:, k]) for k in range(3)])
     if rng.random() < 0.3:
-        grey = x.mean(axis=2, keepdims=True)
-        x = grey + (x - grey) * (1.0 + rng.uniform(-0.6, 0.4) * s)
-    out = np.clip(x, 0, 255).astype(np.uint8)
+        f = 1.0 + rng.uniform(-0.6, 0.4) * s
+        grey = out.mean(axis=2, dtype=np.float32, keepdims=True)
+        out = np.clip(grey + (out - grey) * f, 0, 255).astype(np.uint8)
     if rng.random() < 0.3:
         out = cv2.GaussianBlur(out, (0, 0), sigmaX=float(rng.uniform(0.3, 1.2) * s) + 1e-3)
     if rng.random() < 0.2:
         q = int(rng.integers(35, 91))
-        ok, enc = cv2.imencode(".jpg", out[:, :, ::-1], [cv2.IMWRITE_JPEG_QUALITY, q])
+        ok, enc = cv2.imencode(".jpg", np.ascontiguousarray(out[:, :, ::-1]), [cv2.IMWRITE_JPEG_QUALITY, q])
         if ok:
             out = np.ascontiguousarray(cv2.imdecode(enc, cv2.IMREAD_COLOR)[:, :, ::-1])
     if rng.random() < 0.4:
-        noise = rng.normal(0.0, rng.uniform(1.0, 6.0) * s, size=out.shape).astype(np.float32)
-        out = np.clip(out.astype(np.float32) + noise, 0, 255).astype(np.uint8)
-    return out
+        noise = rng.standard_normal(size=out.shape, dtype=np.float32) * np.float32(rng.uniform(1.0, 6.0) * s)
+        out = np.clip(out + noise, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(out)
 
 
 def to_input_tensor(images: np.ndarray | Sequence[np.ndarray]) -> torch.Tensor:

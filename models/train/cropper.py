@@ -280,6 +280,7 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=float, default=30)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup-steps", type=int, default=None, help="linear LR warm-up (default: min(200|300, 10%%))")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-minutes", type=float, default=None, help="stop this invocation after M minutes")
@@ -291,6 +292,8 @@ def parse_args(argv=None):
     p.add_argument("--warm-start", type=Path, default=None, help="an exported cropper .onnx to start from")
     p.add_argument("--cache", type=Path, default=None, help="input cache dir (default under ~/.cache)")
     p.add_argument("--cache-workers", type=int, default=1, help="processes that pre-decode images into the cache")
+    p.add_argument("--cache-format", choices=DiskCache.FORMATS, default="png",
+                   help="png: lossless (default); jpg: quality 95, ~5x smaller on disk")
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
     return p.parse_args(argv)
 
@@ -307,7 +310,7 @@ def main(argv=None) -> int:
     if not held:
         print("warning: no held-out scenes (k % 10 == 9); evaluating on training scenes", file=sys.stderr)
         held = train_imgs[: min(len(train_imgs), 16)]
-    cache = DiskCache(args.cache or default_cache_dir(args.data, f"cropper-{SIZE}"))
+    cache = DiskCache(args.cache or default_cache_dir(args.data, f"cropper-{SIZE}"), args.cache_format)
     train_data, held_data = CropperData(train_imgs, cache), CropperData(held[: args.eval_limit], cache)
     train_data.warm("cache train", args.cache_workers)
     held_data.warm("cache held-out", args.cache_workers)
@@ -325,7 +328,7 @@ def main(argv=None) -> int:
     if args.max_steps is not None:
         total = min(total, args.max_steps)
     cfg = LoopConfig(total_steps=total, lr=args.lr, eval_every=args.eval_every or min(500, steps_per_epoch),
-                     warmup_steps=min(200, max(1, total // 10)), max_minutes=args.max_minutes,
+                     warmup_steps=args.warmup_steps or min(200, max(1, total // 10)), max_minutes=args.max_minutes,
                      budget_minutes=args.budget_minutes, seed=args.seed)
 
     def next_batch(rng):

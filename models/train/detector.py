@@ -74,8 +74,17 @@ CROP_PAD = 0.04
 JITTER_MIN, JITTER_MAX = 0.02, 0.16
 # An element counts (target and ground truth) when at least this share of its image-clipped area is in the crop.
 MIN_VISIBLE = 0.35
-# Cached training regions are at most this many pixels on the long side.
-CACHE_LONG = 768
+# Tiling of elongated crops (see `tiles_for_crop`).
+TILE_MIN = 512.0
+TILE_ASPECT = 1.5
+TILE_OVERLAP = 0.25
+TILE_MAX = 8
+# Share of training samples that use one tile of the jittered crop instead of the whole crop.
+TILE_PROB = 0.5
+# Cached training regions: short side at most CACHE_SHORT px and long side at most CACHE_LONG px (enough that
+# tiles, letterboxed at scale ≤ 512/TILE_MIN = 1 or ≤ 512/(1.5·short), are cut from the cache without upscaling).
+CACHE_SHORT = 512
+CACHE_LONG = 4096
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -202,6 +211,59 @@ def padded_canvas(truth: dict, pad: float = CROP_PAD) -> tuple[float, float, flo
     if b[2] - b[0] < 1 or b[3] - b[1] < 1:
         return 0.0, 0.0, float(w), float(h)
     return tuple(b)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One detector input cut from a crop: `box` is what is letterboxed; detections are kept only when their centre
+    lies in `core` (half-open, closed at the crop's far edge), so overlapping tiles do not report an element twice."""
+
+    box: tuple[float, float, float, float]
+    core: tuple[float, float, float, float]
+
+
+def tiles_for_crop(crop) -> list[Tile]:
+    """Split an elongated crop along its long axis so that small text is not shrunk away by the letterbox.
+
+    With `short`, `long` the crop's sides (source px): tile length `L = min(long, max(TILE_MIN, TILE_ASPECT·short))`.
+    If `long ≤ L` the crop is one tile. Otherwise `n = min(TILE_MAX, ceil((long − L) / (L·(1 − TILE_OVERLAP))) + 1)`
+    tiles; if `n` hit TILE_MAX, `L = long / (1 + (n − 1)·(1 − TILE_OVERLAP))`. Tile k starts at
+    `a_k = k·(long − L)/(n − 1)` along the long axis and covers the full short axis. Its core runs from the midpoint
+    of its overlap with tile k−1 (`(a_k + a_{k−1} + L)/2`, the crop start for k = 0) to the midpoint of its overlap
+    with tile k+1 (the crop end for the last tile).
+    """
+    x0, y0, x1, y1 = (float(v) for v in crop)
+    cw, ch = x1 - x0, y1 - y0
+    vertical = ch >= cw
+    short, long = (cw, ch) if vertical else (ch, cw)
+    tl = min(long, max(TILE_MIN, TILE_ASPECT * short))
+    if long <= tl + 1e-6:
+        return [Tile((x0, y0, x1, y1), (x0, y0, x1, y1))]
+    n = math.ceil((long - tl) / (tl * (1 - TILE_OVERLAP))) + 1
+    if n > TILE_MAX:
+        n = TILE_MAX
+        tl = long / (1 + (n - 1) * (1 - TILE_OVERLAP))
+    starts = [k * (long - tl) / (n - 1) for k in range(n)]
+    lo = y0 if vertical else x0
+    out = []
+    for k, a in enumerate(starts):
+        c0 = 0.0 if k == 0 else (a + starts[k - 1] + tl) / 2
+        c1 = long if k == n - 1 else (starts[k + 1] + a + tl) / 2
+        if vertical:
+            out.append(Tile((x0, lo + a, x1, lo + a + tl), (x0, lo + c0, x1, lo + c1)))
+        else:
+            out.append(Tile((lo + a, y0, lo + a + tl, y1), (lo + c0, y0, lo + c1, y1)))
+    return out
+
+
+def in_core(boxes: np.ndarray, tile: Tile, crop) -> np.ndarray:
+    """Mask of boxes whose centre lies in the tile's core (half-open; closed on the crop's far edges)."""
+    cx = (boxes[:, 0] + boxes[:, 2]) / 2
+    cy = (boxes[:, 1] + boxes[:, 3]) / 2
+    c = tile.core
+    okx = (cx >= c[0]) & ((cx < c[2]) | ((c[2] >= crop[2]) & (cx <= c[2])))
+    oky = (cy >= c[1]) & ((cy < c[3]) | ((c[3] >= crop[3]) & (cy <= c[3])))
+    return okx & oky
 
 
 def gt_in_crop(truth: dict, crop, min_visible: float = MIN_VISIBLE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -348,14 +410,34 @@ def nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou: float) 
     return np.array(keep, dtype=np.int64)
 
 
+def merge_tiles(per_tile: list[tuple[np.ndarray, np.ndarray, np.ndarray]], tiles: list[Tile], crop,
+                nms_iou: float = NMS_IOU):
+    """Combine `postprocess` results (source px) of the tiles of one crop: keep each tile's detections whose centre
+    is in its core, sort all by score (stable, tile order), then class-wise NMS again."""
+    boxes, scores, classes = [], [], []
+    for (b, sc, c), t in zip(per_tile, tiles):
+        m = in_core(b, t, crop)
+        boxes.append(b[m])
+        scores.append(sc[m])
+        classes.append(c[m])
+    b = np.concatenate(boxes) if boxes else np.zeros((0, 4))
+    sc = np.concatenate(scores) if scores else np.zeros(0)
+    c = np.concatenate(classes) if classes else np.zeros(0, np.int64)
+    order = np.argsort(-sc, kind="stable")
+    b, sc, c = b[order], sc[order], c[order]
+    keep = nms(b, sc, c, nms_iou)
+    return b[keep], sc[keep], c[keep]
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Data
 
 
 class DetectorData:
     """Training images: the region around the truth canvas (canvas.box pushed out by JITTER_MAX per edge, clipped
-    to the image) cached on disk at ≤ CACHE_LONG px on the long side; random outward-jittered crops of the canvas
-    are letterboxed from that cache at sampling time."""
+    to the image) cached on disk (short side ≤ CACHE_SHORT, long side ≤ CACHE_LONG px, never upscaled); at sampling
+    time a random outward-jittered crop of the canvas — or, with probability TILE_PROB, one random tile of it — is
+    letterboxed from that cache."""
 
     def __init__(self, images: list[SceneImage], cache: DiskCache):
         self.images = images
@@ -379,7 +461,7 @@ class DetectorData:
         def build():
             region = self._region(t)
             rw, rh = region[2] - region[0], region[3] - region[1]
-            c = min(1.0, CACHE_LONG / max(rw, rh))
+            c = min(1.0, CACHE_SHORT / min(rw, rh), CACHE_LONG / max(rw, rh))
             cw, ch = max(1, round(rw * c)), max(1, round(rh * c))
             with Image.open(s.image_path) as im:
                 arr = np.asarray(im.convert("RGB").resize((cw, ch), Image.BILINEAR, box=tuple(region)))
@@ -404,6 +486,9 @@ class DetectorData:
         crop = [max(crop[0], region[0]), max(crop[1], region[1]), min(crop[2], region[2]), min(crop[3], region[3])]
         if crop[2] - crop[0] < 1 or crop[3] - crop[1] < 1:
             crop = list(region)
+        if augment and rng.random() < TILE_PROB:
+            tiles = tiles_for_crop(crop)
+            crop = list(tiles[int(rng.integers(len(tiles)))].box)
         cache_box = ((crop[0] - region[0]) * meta["sx"], (crop[1] - region[1]) * meta["sy"],
                      (crop[2] - region[0]) * meta["sx"], (crop[3] - region[1]) * meta["sy"])
         tw, th = letterbox_size(crop[2] - crop[0], crop[3] - crop[1])
@@ -439,6 +524,7 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=float, default=30)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup-steps", type=int, default=None, help="linear LR warm-up (default: min(200|300, 10%%))")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-minutes", type=float, default=None, help="stop this invocation after M minutes")
@@ -453,6 +539,8 @@ def parse_args(argv=None):
     p.add_argument("--warm-start", type=Path, default=None, help="an exported detector .onnx to start from")
     p.add_argument("--cache", type=Path, default=None, help="input cache dir (default under ~/.cache)")
     p.add_argument("--cache-workers", type=int, default=1, help="processes that pre-decode images into the cache")
+    p.add_argument("--cache-format", choices=DiskCache.FORMATS, default="png",
+                   help="png: lossless (default); jpg: quality 95, ~5x smaller on disk")
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
     return p.parse_args(argv)
 
@@ -469,7 +557,8 @@ def main(argv=None) -> int:
     if not held:
         print("warning: no held-out scenes (k % 10 == 9); evaluating on training scenes", file=sys.stderr)
         held = train_imgs[: min(len(train_imgs), 16)]
-    cache = DiskCache(args.cache or default_cache_dir(args.data, f"detector-{CACHE_LONG}"))
+    cache_dir = args.cache or default_cache_dir(args.data, f"detector-{CACHE_SHORT}-{CACHE_LONG}")
+    cache = DiskCache(cache_dir, args.cache_format)
     train_data = DetectorData(train_imgs, cache)
     train_data.warm("cache train", args.cache_workers)
 
@@ -490,7 +579,7 @@ def main(argv=None) -> int:
     if args.max_steps is not None:
         total = min(total, args.max_steps)
     cfg = LoopConfig(total_steps=total, lr=args.lr, eval_every=args.eval_every or min(500, steps_per_epoch),
-                     warmup_steps=min(300, max(1, total // 10)), max_minutes=args.max_minutes,
+                     warmup_steps=args.warmup_steps or min(300, max(1, total // 10)), max_minutes=args.max_minutes,
                      budget_minutes=args.budget_minutes, seed=args.seed)
     weights = train_data.sampling_weights(args.io_weight)
 

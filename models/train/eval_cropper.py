@@ -132,6 +132,7 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--cache", type=Path, default=None)
+    p.add_argument("--cache-format", choices=DiskCache.FORMATS, default="png", help="as for train.cropper")
     p.add_argument("--json", type=Path, default=None, help="write summary and per-image results here")
     args = p.parse_args(argv)
     set_threads(args.threads)
@@ -141,7 +142,8 @@ def main(argv=None) -> int:
     if not images:
         print(f"no {args.split} images in {args.data}", file=sys.stderr)
         return 2
-    data = CropperData(images, DiskCache(args.cache or default_cache_dir(args.data, f"cropper-{SIZE}")))
+    data = CropperData(images, DiskCache(args.cache or default_cache_dir(args.data, f"cropper-{SIZE}"),
+                                               args.cache_format))
     data.warm()
     with torch.no_grad():
         results = evaluate(load_predictor(args.ckpt, args.onnx, args.threads), data)

@@ -4,8 +4,10 @@
         [--split heldout|train|all] [--cropper-onnx ../models/cropper.onnx] [--limit N] [--json OUT.json]
     python -m train.eval_detector --eval-real [--data REAL_DIR] (--ckpt … | --onnx …)
 
-Inputs are prepared exactly as at inference (full-resolution source image → crop → `detector.letterbox`). The crop
-is the truth canvas.box padded by 4% per edge, or, with `--cropper-onnx`, the cropper's decoded crop (end to end).
+Inputs are prepared exactly as at inference (full-resolution source image → crop → tiles (`detector.tiles_for_crop`)
+→ `detector.letterbox` per tile; detections merged by `detector.merge_tiles`; `--no-tiles` letterboxes the whole
+crop). The crop is the truth canvas.box padded by 4% per edge, or, with `--cropper-onnx`, the cropper's decoded
+crop (end to end).
 Ground truth: element boxes clipped to the image and the crop, kept when ≥ 35% visible (`detector.gt_in_crop`).
 Matching, per image and class: predictions in descending score order each take the unmatched ground-truth box
 of the same class with the highest IoU, if that IoU ≥ 0.5. P = TP / predictions, R = TP / ground truth.
@@ -41,11 +43,14 @@ from train.detector import (
     CLASSES,
     OUTPUT_NAMES,
     Letterbox,
+    Tile,
     build_model,
     gt_in_crop,
     letterbox,
+    merge_tiles,
     padded_canvas,
     postprocess,
+    tiles_for_crop,
     to_detector_tensor,
 )
 
@@ -58,15 +63,17 @@ REAL_EVAL_DIR = Path("/root/.cache/netron-ocr/data/real-eval")
 class EvalItem:
     key: str
     kind: str
-    image: np.ndarray  # uint8 512×512×3 letterboxed input
-    lb: Letterbox
+    crop: tuple[float, float, float, float]
+    tiles: list[Tile]
+    images: list[np.ndarray]  # one uint8 512×512×3 letterboxed input per tile
+    lbs: list[Letterbox]
     gt_boxes: np.ndarray  # [M,4] source px
     gt_classes: np.ndarray  # [M]
     gt_ids: np.ndarray  # [M]
 
 
 class EvalSet:
-    """Prepared evaluation inputs (kept in memory: ~0.8 MB per image)."""
+    """Prepared evaluation inputs (kept in memory: ~0.8 MB per tile)."""
 
     def __init__(self, items: list[EvalItem]):
         self.items = items
@@ -74,9 +81,15 @@ class EvalSet:
     def __len__(self):
         return len(self.items)
 
+    @property
+    def tiles(self) -> int:
+        return sum(len(it.tiles) for it in self.items)
+
     @classmethod
-    def from_images(cls, images: list[SceneImage], crop_fn=None, desc: str = "prepare") -> "EvalSet":
-        """`crop_fn(pil_image, truth) -> (x0, y0, x1, y1)`; default: truth canvas padded by 4%."""
+    def from_images(cls, images: list[SceneImage], crop_fn=None, tiled: bool = True,
+                    desc: str = "prepare") -> "EvalSet":
+        """`crop_fn(pil_image, truth) -> (x0, y0, x1, y1)`; default: truth canvas padded by 4%. With `tiled`, the
+        crop is split by `detector.tiles_for_crop` (as the pipeline does); else it is letterboxed whole."""
         from tqdm import tqdm
 
         items = []
@@ -85,9 +98,11 @@ class EvalSet:
             with Image.open(s.image_path) as im:
                 im = im.convert("RGB")
                 crop = tuple(crop_fn(im, truth)) if crop_fn is not None else padded_canvas(truth)
-                arr, lb = letterbox(im, crop)
+                tiles = tiles_for_crop(crop) if tiled else [Tile(crop, crop)]
+                prepared = [letterbox(im, t.box) for t in tiles]
             boxes, classes, ids = gt_in_crop(truth, crop)
-            items.append(EvalItem(s.key, s.kind, arr, lb, boxes, classes, ids))
+            items.append(EvalItem(s.key, s.kind, crop, tiles, [p[0] for p in prepared], [p[1] for p in prepared],
+                                  boxes, classes, ids))
         return cls(items)
 
 
@@ -148,30 +163,44 @@ def match(pred_boxes, pred_scores, gt_boxes, iou_thr: float = IOU_MATCH) -> tupl
     return p2g, g2p
 
 
-def evaluate(predict, data: EvalSet, batch: int = 8) -> list[dict]:
-    """Per image and class: counts (tp, pred, gt) and tiny-label counts; predictions kept for reports."""
-    results = []
-    for start in range(0, len(data), batch):
-        items = data.items[start:start + batch]
-        x = to_detector_tensor([it.image for it in items], [it.lb for it in items])
+def detect(predict, data: EvalSet, batch: int = 8):
+    """Yield (item, boxes, scores, classes) per item: tiles run in batches, merged with `merge_tiles`."""
+    flat = [(i, t) for i, it in enumerate(data.items) for t in range(len(it.tiles))]
+    outputs: dict[int, list] = {}
+    next_item = 0
+    for start in range(0, len(flat), batch):
+        chunk = flat[start:start + batch]
+        x = to_detector_tensor([data.items[i].images[t] for i, t in chunk], [data.items[i].lbs[t] for i, t in chunk])
         out = predict(x)
-        for k, it in enumerate(items):
-            boxes, scores, classes = postprocess(out["heatmap"][k], out["size"][k], out["offset"][k], it.lb)
-            r = {"key": it.key, "kind": it.kind, "per_class": {}, "tiny": {"tp": 0, "pred": 0, "gt": 0}}
-            for c, name in enumerate(CLASSES):
-                pm, gm = classes == c, it.gt_classes == c
-                p2g, g2p = match(boxes[pm], scores[pm], it.gt_boxes[gm])
-                r["per_class"][name] = {"tp": int((p2g >= 0).sum()), "pred": int(pm.sum()), "gt": int(gm.sum())}
-                if name == "tensor":
-                    gt_h = it.gt_boxes[gm][:, 3] - it.gt_boxes[gm][:, 1]
-                    tiny_gt = gt_h < TINY_PX
-                    pb = boxes[pm]
-                    pred_h = pb[:, 3] - pb[:, 1]
-                    matched_tiny = np.array([g >= 0 and tiny_gt[g] for g in p2g], dtype=bool)
-                    tiny_pred = matched_tiny | ((p2g < 0) & (pred_h < TINY_PX))
-                    r["tiny"] = {"tp": int(matched_tiny.sum()), "pred": int(tiny_pred.sum()),
-                                 "gt": int(tiny_gt.sum())}
-            results.append(r)
+        for k, (i, t) in enumerate(chunk):
+            it = data.items[i]
+            outputs.setdefault(i, []).append(postprocess(out["heatmap"][k], out["size"][k], out["offset"][k],
+                                                         it.lbs[t]))
+        while next_item < len(data.items) and len(outputs.get(next_item, [])) == len(data.items[next_item].tiles):
+            it = data.items[next_item]
+            yield (it, *merge_tiles(outputs.pop(next_item), it.tiles, it.crop))
+            next_item += 1
+
+
+def evaluate(predict, data: EvalSet, batch: int = 8) -> list[dict]:
+    """Per image and class: counts (tp, pred, gt) and tiny-label counts."""
+    results = []
+    for it, boxes, scores, classes in detect(predict, data, batch):
+        r = {"key": it.key, "kind": it.kind, "tiles": len(it.tiles), "per_class": {},
+             "tiny": {"tp": 0, "pred": 0, "gt": 0}}
+        for c, name in enumerate(CLASSES):
+            pm, gm = classes == c, it.gt_classes == c
+            p2g, g2p = match(boxes[pm], scores[pm], it.gt_boxes[gm])
+            r["per_class"][name] = {"tp": int((p2g >= 0).sum()), "pred": int(pm.sum()), "gt": int(gm.sum())}
+            if name == "tensor":
+                gt_h = it.gt_boxes[gm][:, 3] - it.gt_boxes[gm][:, 1]
+                tiny_gt = gt_h < TINY_PX
+                pb = boxes[pm]
+                pred_h = pb[:, 3] - pb[:, 1]
+                matched_tiny = np.array([g >= 0 and tiny_gt[g] for g in p2g], dtype=bool)
+                tiny_pred = matched_tiny | ((p2g < 0) & (pred_h < TINY_PX))
+                r["tiny"] = {"tp": int(matched_tiny.sum()), "pred": int(tiny_pred.sum()), "gt": int(tiny_gt.sum())}
+        results.append(r)
     return results
 
 
@@ -246,6 +275,7 @@ def main(argv=None) -> int:
     p.add_argument("--split", choices=("heldout", "train", "all"), default="heldout")
     p.add_argument("--eval-real", action="store_true", help=f"evaluate all renders in --data (default {REAL_EVAL_DIR})")
     p.add_argument("--cropper-onnx", type=Path, default=None, help="crop with this cropper instead of the truth")
+    p.add_argument("--no-tiles", action="store_true", help="letterbox the whole crop instead of tiling it")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", type=Path, default=None)
@@ -262,7 +292,7 @@ def main(argv=None) -> int:
         print(f"no {split} images in {data_dir}", file=sys.stderr)
         return 2
     crop_fn = cropper_crop_fn(args.cropper_onnx, args.threads) if args.cropper_onnx else None
-    data = EvalSet.from_images(images, crop_fn)
+    data = EvalSet.from_images(images, crop_fn, tiled=not args.no_tiles)
     with torch.no_grad():
         results = evaluate(load_predictor(args.ckpt, args.onnx, args.threads), data)
     summ = summary(results)
@@ -272,7 +302,8 @@ def main(argv=None) -> int:
         names_file = Path(data_dir) / "real_models.json"
         names = json.loads(names_file.read_text())["models"] if names_file.is_file() else {}
         for r in results:
-            f1 = {n: round(_prf(c["tp"], c["pred"], c["gt"])[2], 3) for n, c in r["per_class"].items()}
+            f1 = {n: round(_prf(c["tp"], c["pred"], c["gt"])[2], 3) if c["gt"] or c["pred"] else "-"
+                  for n, c in r["per_class"].items()}
             model = names.get(str(int(r["key"].split(".")[0])), "?")
             print(f"{r['key']} ({model}): F1 {f1}")
     if args.json is not None:

@@ -35,6 +35,7 @@ def export_model(name: str, model: torch.nn.Module, out: Path, opset: int = 17) 
     import onnx
 
     mod = MODELS[name]
+    out = Path(out)
     model.eval()
     example = torch.zeros(1, 3, mod.SIZE, mod.SIZE)
     got = export_onnx(model, example, out, mod.INPUT_NAMES, mod.OUTPUT_NAMES, opset=opset)

@@ -8,7 +8,8 @@ Both graphs: input `image` (classifier float32 [N, 3, 96, 160], OCR float32 [N, 
 TorchScript exporter (BatchNorm folded into Conv), ops limited to `TRACT_OPS`. The classifier's calibration
 temperature T is folded into its last Linear (weights and bias divided by T) and recorded in the metadata
 (`temperature`), so `softmax(logits)` is already calibrated. Metadata also names the model kind, parameter count,
-checkpoint step and the preprocessing in words.
+checkpoint step and the preprocessing in words. The command prints a summary with the file's SHA-256; `--parity N`
+then compares tract with onnxruntime on N inputs (real crops with `--parity-data`).
 
 `warm_start(model, onnx_path, kind)` is the inverse: Conv weights via `common.warm_start_from_onnx` (BatchNorm
 set to identity-plus-bias), Gemm/MatMul(+Add) weights onto the model's Linear layers in execution order, ONNX GRU
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import sys
 from pathlib import Path
 
@@ -115,7 +117,8 @@ def export(kind: str, ckpt: Path, out: Path, opset: int = OPSET, check_batch: in
     if diff > 1e-4:
         raise RuntimeError(f"{out}: onnxruntime differs from PyTorch by {diff}")
     return {"path": str(out), "opset": got, "ops": ops, "params": common.count_params(model),
-            "temperature": temperature, "max_abs_diff_ort_torch": diff, "bytes": out.stat().st_size}
+            "temperature": temperature, "max_abs_diff_ort_torch": diff, "bytes": out.stat().st_size,
+            "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -278,9 +281,9 @@ def parity_inputs(kind: str, data: Path | None, n: int, seed: int = 0) -> list[n
     return out
 
 
-def tract_parity(onnx_path: Path, inputs: list[np.ndarray]) -> dict:
-    """Run `inputs` through onnxruntime and tract (`core/examples/tract_run.rs` via `train.parity.run_tract`);
-    returns the max abs difference of `logits` and the number of samples."""
+def tract_parity(onnx_path: Path, inputs: list[np.ndarray], tract_bin: Path | None = None) -> dict:
+    """Run `inputs` through onnxruntime and tract (`core/examples/tract_run.rs` via `train.parity.run_tract`:
+    `cargo run`, or the prebuilt `tract_bin`); returns the max abs difference of `logits` and the sample count."""
     import shutil
     import tempfile
 
@@ -293,7 +296,10 @@ def tract_parity(onnx_path: Path, inputs: list[np.ndarray]) -> dict:
         (work / "out").mkdir()
         for k, x in enumerate(inputs):
             np.save(work / "in" / f"input_{k:04d}.npy", x)
-        run_tract(onnx_path, work / "in", work / "out")
+        if tract_bin is None:
+            run_tract(onnx_path, work / "in", work / "out")
+        else:
+            run_tract(onnx_path, work / "in", work / "out", tract_bin)
         diff = 0.0
         for k, x in enumerate(inputs):
             got = np.load(work / "out" / f"output_{k:04d}_logits.npy")
@@ -315,11 +321,14 @@ def main(argv=None) -> int:
     p.add_argument("--parity", type=int, default=0, metavar="N",
                    help="after export, compare tract with onnxruntime on N inputs (needs cargo)")
     p.add_argument("--parity-data", type=Path, default=None, help="take the parity inputs from these scenes")
+    p.add_argument("--tract-bin", type=Path, default=None,
+                   help="prebuilt tract_run ($CARGO_TARGET_DIR/release/examples/tract_run) instead of cargo run")
     p.add_argument("--tol", type=float, default=1e-4)
     args = p.parse_args(argv)
     summary = export(args.model, args.ckpt, args.out, args.opset)
     if args.parity:
-        summary.update(tract_parity(args.out, parity_inputs(args.model, args.parity_data, args.parity)))
+        inputs = parity_inputs(args.model, args.parity_data, args.parity)
+        summary.update(tract_parity(args.out, inputs, args.tract_bin))
     for k, v in summary.items():
         print(f"{k}: {v}")
     if args.parity and summary["tract_vs_ort_max_abs_diff"] > args.tol:

@@ -419,7 +419,7 @@ def parse_args(argv=None):
                    "(e.g. /root/.cache/netron-ocr/ckpt/ocr); resumes from its last.pt")
     p.add_argument("--alphabet", type=Path, default=ALPHABET_PATH)
     p.add_argument("--cache", type=Path, default=None, help="crop cache dir (default: common.default_cache_dir)")
-    p.add_argument("--epochs", type=float, default=20.0, help="epochs of --epoch-samples samples each")
+    p.add_argument("--epochs", type=float, default=30.0, help="epochs of --epoch-samples samples each")
     p.add_argument("--epoch-samples", type=int, default=20000)
     p.add_argument("--steps", type=int, default=None, help="total optimizer steps (overrides --epochs)")
     p.add_argument("--batch", type=int, default=64)

@@ -68,11 +68,15 @@ def make_inputs(name: str, n: int, data: Path | None, seed: int) -> list[np.ndar
     return out
 
 
-def run_tract(onnx_path: Path, in_dir: Path, out_dir: Path) -> None:
+def run_tract(onnx_path: Path, in_dir: Path, out_dir: Path, binary: Path | None = None) -> None:
+    """tract_run through `cargo run` (builds it if needed), or the given prebuilt binary."""
     env = dict(os.environ)
     env.setdefault("CARGO_TARGET_DIR", DEFAULT_TARGET_DIR)
-    cmd = ["cargo", "run", "--quiet", "--release", "-p", "netron-ocr-core", "--example", "tract_run", "--",
-           str(onnx_path.resolve()), str(in_dir), str(out_dir)]
+    args = [str(onnx_path.resolve()), str(in_dir), str(out_dir)]
+    if binary is not None:
+        cmd = [str(binary), *args]
+    else:
+        cmd = ["cargo", "run", "--quiet", "--release", "-p", "netron-ocr-core", "--example", "tract_run", "--", *args]
     subprocess.run(cmd, cwd=REPO, env=env, check=True)
 
 
@@ -89,6 +93,8 @@ def main(argv=None) -> int:
     p.add_argument("--data", type=Path, default=None, help="take inputs from these scenes (else synthetic)")
     p.add_argument("--work", type=Path, default=None, help="keep the .npy files here (default: a temp dir)")
     p.add_argument("--no-tract", action="store_true")
+    p.add_argument("--tract-bin", type=Path, default=None,
+                   help="prebuilt tract_run (e.g. $CARGO_TARGET_DIR/release/examples/tract_run) instead of cargo run")
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -121,7 +127,12 @@ def main(argv=None) -> int:
             d.mkdir(parents=True)
         for k, x in enumerate(inputs):
             np.save(in_dir / f"input_{k:04d}.npy", x)
-        run_tract(args.onnx, in_dir, out_dir)
+        try:
+            run_tract(args.onnx, in_dir, out_dir, args.tract_bin)
+        except (subprocess.CalledProcessError, OSError) as e:
+            print(f"tract_run failed ({e}); if the workspace does not build right now, pass --tract-bin with a "
+                  "prebuilt $CARGO_TARGET_DIR/release/examples/tract_run", file=sys.stderr)
+            return 2
         runs["tract"] = {n: [np.load(out_dir / f"output_{k:04d}_{n}.npy") for k in range(len(inputs))]
                          for n in names}
         if args.work is None:

@@ -6,13 +6,15 @@ Each of onnx's `backend/test/data/light/light_*.onnx` models (AlexNet, DenseNet-
 ShuffleNet, SqueezeNet, VGG-19, ZFNet-512; shape inference is run first so Netron draws shape labels) is rendered
 `--per-model` times with the data generator's own renderer, option sampler and camera simulator, and written in
 the docs/dataset.md scene layout: scene k = model_index × per_model + r. `DIR/real_models.json` maps scene index
-to model name. Scenes that fail to render (e.g. layout timeout of a very large graph) are reported and skipped.
+to model name. A scene that fails to render is retried with new options (the last try with Netron's opening view,
+zoom 1 at the top of the graph); one that still fails is reported and skipped.
 Resumes: complete scenes are kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -22,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_OUT = Path("/root/.cache/netron-ocr/data/real-eval")
+# Render attempts per scene (fresh option draws; the last one uses Netron's opening view).
+ATTEMPTS = 3
 
 
 def light_models() -> list[Path]:
@@ -64,12 +68,20 @@ def main(argv=None) -> int:
                 paths = build.scene_paths(args.out, k)
                 if all(q.exists() for q in paths.values()):
                     continue
-                options = render.sample_options(random.Random(f"real-eval:{args.seed}:{k}"))
-                try:
-                    image, truth = renderer.render(model, options, scene_id=f"real-{name}-{r}")
-                except render.RenderError as e:
-                    failures.append({"index": k, "model": name, "error": str(e)[:300]})
-                    print(f"scene {k} ({name}) failed: {e}", file=sys.stderr)
+                image = truth = None
+                errors = []
+                for attempt in range(ATTEMPTS):
+                    options = render.sample_options(random.Random(f"real-eval:{args.seed}:{k}:{attempt}"))
+                    if attempt == ATTEMPTS - 1:  # last try: Netron's own opening view (top of the graph)
+                        options = dataclasses.replace(options, zoom=1.0, pan=(0.5, 0.0))
+                    try:
+                        image, truth = renderer.render(model, options, scene_id=f"real-{name}-{r}")
+                        break
+                    except render.RenderError as e:
+                        errors.append(str(e)[:200])
+                if truth is None:
+                    failures.append({"index": k, "model": name, "errors": errors})
+                    print(f"scene {k} ({name}) failed: {errors}", file=sys.stderr)
                     continue
                 truth.setdefault("scene", {}).update({"seed": int(args.seed), "index": int(k), "real_model": name})
                 shot_truth = camera.screenshot_truth(truth)

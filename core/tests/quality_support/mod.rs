@@ -33,8 +33,21 @@ fn fill(img: &mut RgbImage, x: i64, y: i64, w: i64, h: i64, c: [u8; 3]) {
     }
 }
 
+/// Glyph height, stroke width and colour of a run of text.
+#[derive(Clone, Copy)]
+struct Font {
+    height: i64,
+    stroke: i64,
+    colour: [u8; 3],
+}
+
 /// A run of text-like glyphs: each glyph is a few 1-stroke-wide bars in a `gw × gh` box.
-fn text(img: &mut RgbImage, rng: &mut Rng, x: i64, y: i64, glyphs: u32, gh: i64, stroke: i64, c: [u8; 3]) {
+fn text(img: &mut RgbImage, rng: &mut Rng, x: i64, y: i64, glyphs: u32, font: Font) {
+    let Font {
+        height: gh,
+        stroke,
+        colour: c,
+    } = font;
     let gw = gh * 3 / 5;
     for g in 0..i64::from(glyphs) {
         let gx = x + g * (gw + stroke);
@@ -60,14 +73,28 @@ fn text(img: &mut RgbImage, rng: &mut Rng, x: i64, y: i64, glyphs: u32, gh: i64,
         }
         if bits & 32 != 0 {
             for k in 0..gh / stroke {
-                fill(img, gx + k * (gw - stroke) / (gh / stroke).max(1), y + k * stroke, stroke, stroke, c);
+                fill(
+                    img,
+                    gx + k * (gw - stroke) / (gh / stroke).max(1),
+                    y + k * stroke,
+                    stroke,
+                    stroke,
+                    c,
+                );
             }
         }
     }
 }
 
 /// Netron header colours (light theme).
-const HEADERS: [[u8; 3]; 6] = [[51, 85, 136], [112, 41, 33], [51, 85, 51], [51, 85, 68], [108, 79, 71], [51, 51, 51]];
+const HEADERS: [[u8; 3]; 6] = [
+    [51, 85, 136],
+    [112, 41, 33],
+    [51, 85, 51],
+    [51, 85, 68],
+    [108, 79, 71],
+    [51, 51, 51],
+];
 
 /// A Netron-like screen of `w × h`: a background, a vertical chain of operator cards (coloured header with
 /// white title strokes, light body with dark attribute rows), thin edges with shape labels, and input/output
@@ -85,19 +112,50 @@ pub fn netron_screen(w: u32, h: u32, dark: bool, seed: u64) -> RgbImage {
 
     let (card_w, head_h, row_h, gap) = (px(190.0), px(26.0), px(20.0), px(60.0));
     let columns = 3;
-    let col_x: Vec<i64> = (0..columns).map(|c| i64::from(w) * (2 * c + 1) / (2 * columns) - card_w / 2).collect();
+    let col_x: Vec<i64> = (0..columns)
+        .map(|c| i64::from(w) * (2 * c + 1) / (2 * columns) - card_w / 2)
+        .collect();
     for (ci, &cx) in col_x.iter().enumerate() {
         let mut y = px(40.0) + px(30.0) * ci as i64;
         // Graph input pill.
         fill(&mut img, cx + card_w / 4, y, card_w / 2, px(24.0), pill);
-        text(&mut img, &mut rng, cx + card_w / 4 + px(8.0), y + px(6.0), 6, px(12.0), px(1.5), ink);
+        text(
+            &mut img,
+            &mut rng,
+            cx + card_w / 4 + px(8.0),
+            y + px(6.0),
+            6,
+            Font {
+                height: px(12.0),
+                stroke: px(1.5),
+                colour: ink,
+            },
+        );
         y += px(24.0);
         while y + gap + head_h + 3 * row_h < i64::from(h) - px(40.0) {
             // Edge with an arrowhead and a shape label.
             let ex = cx + card_w / 2;
             fill(&mut img, ex, y, px(1.5), gap, edge);
-            fill(&mut img, ex - px(4.0), y + gap - px(6.0), px(9.0), px(6.0), edge);
-            text(&mut img, &mut rng, ex + px(6.0), y + gap / 3, 9, px(11.0), px(1.2), ink);
+            fill(
+                &mut img,
+                ex - px(4.0),
+                y + gap - px(6.0),
+                px(9.0),
+                px(6.0),
+                edge,
+            );
+            text(
+                &mut img,
+                &mut rng,
+                ex + px(6.0),
+                y + gap / 3,
+                9,
+                Font {
+                    height: px(11.0),
+                    stroke: px(1.2),
+                    colour: ink,
+                },
+            );
             y += gap;
             // Card: header + rows, 1 px border.
             let rows = rng.range(0, 4) as i64;
@@ -106,12 +164,34 @@ pub fn netron_screen(w: u32, h: u32, dark: bool, seed: u64) -> RgbImage {
             let header = HEADERS[rng.range(0, HEADERS.len() as u32) as usize];
             fill(&mut img, cx, y, card_w, head_h, header);
             let title = rng.range(3, 12);
-            text(&mut img, &mut rng, cx + px(10.0), y + px(7.0), title, px(13.0), px(2.0), [255, 255, 255]);
+            text(
+                &mut img,
+                &mut rng,
+                cx + px(10.0),
+                y + px(7.0),
+                title,
+                Font {
+                    height: px(13.0),
+                    stroke: px(2.0),
+                    colour: [255, 255, 255],
+                },
+            );
             for r in 0..rows {
                 let ry = y + head_h + r * row_h;
                 fill(&mut img, cx, ry, card_w, row_h, body);
                 let n = rng.range(8, 20);
-                text(&mut img, &mut rng, cx + px(8.0), ry + px(5.0), n, px(11.0), px(1.2), ink);
+                text(
+                    &mut img,
+                    &mut rng,
+                    cx + px(8.0),
+                    ry + px(5.0),
+                    n,
+                    Font {
+                        height: px(11.0),
+                        stroke: px(1.2),
+                        colour: ink,
+                    },
+                );
             }
             y += ch;
         }

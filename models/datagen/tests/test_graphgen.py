@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -161,3 +162,58 @@ def test_deterministic_across_processes(models):
         out = subprocess.run([sys.executable, "-c", script], cwd=MODELS_DIR, env=env, capture_output=True, text=True,
                              check=True, timeout=120)
         assert out.stdout.strip() == here
+
+
+def _feeds(model: onnx.ModelProto, unknown: int) -> dict | None:
+    """Zero/one inputs for a model, every symbolic or unknown input dim set to `unknown` (None if too big)."""
+    import numpy as np
+    from onnx import helper
+
+    feeds = {}
+    for vi in model.graph.input:
+        shape = [d if isinstance(d, int) else unknown for d in _dims(vi)]
+        if math.prod(shape) > 2_000_000:
+            return None
+        dtype = helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
+        if dtype == np.bool_:
+            feeds[vi.name] = np.ones(shape, dtype)
+        elif dtype == np.int64:
+            feeds[vi.name] = np.full(shape, 5 if not shape else 2, dtype)  # Range limits, shapes, token ids
+        else:
+            feeds[vi.name] = np.zeros(shape, dtype)
+    return feeds
+
+
+def _activation_elements(model: onnx.ModelProto, unknown: int) -> int:
+    vis = list(model.graph.value_info) + list(model.graph.output)
+    return max((math.prod(d if isinstance(d, int) else unknown for d in _dims(vi)) for vi in vis), default=0)
+
+
+def test_models_run_in_onnxruntime_with_the_declared_shapes(models):
+    """The tracked shapes are the true runtime shapes: small models run and give the declared output shapes."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    ran = 0
+    for seed, model in models.items():
+        ops = {n.op_type for n in model.graph.node}
+        if ops & {"NonMaxSuppression"} or _activation_elements(model, 64) > 4_000_000:
+            continue  # data-dependent output sizes / too much memory for a unit test
+        feeds = _feeds(model, 64)
+        if feeds is None:
+            continue
+        # expose every intermediate tensor too, so that all value_info shapes are checked
+        probe = onnx.ModelProto()
+        probe.CopyFrom(model)
+        probe.graph.output.extend(model.graph.value_info)
+        session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        outputs = session.run(None, feeds)
+        for vi, value in zip(probe.graph.output, outputs):
+            declared = _dims(vi)
+            assert len(declared) == value.ndim, (seed, vi.name)
+            for d, n in zip(declared, value.shape):
+                assert not isinstance(d, int) or d == n, (seed, vi.name, declared, value.shape)
+        ran += 1
+    assert ran >= 40, ran

@@ -197,6 +197,55 @@ def test_letterbox_mapping():
     assert float(x[0, :, 128:].abs().max()) == 0.0 and float(x[0, :, :128].abs().min()) > 0
 
 
+@pytest.mark.parametrize("crop", [(10.0, 20.0, 1010.0, 1020.0), (5.0, 0.0, 205.0, 2000.0), (0.0, 3.0, 2500.0, 403.0),
+                                  (0.0, 0.0, 100.0, 20000.0), (0.0, 0.0, 300.0, 600.0)])
+def test_tiles_cover_crop_and_cores_partition_it(crop):
+    tiles = detector.tiles_for_crop(crop)
+    vertical = crop[3] - crop[1] >= crop[2] - crop[0]
+    lo, hi = (1, 3) if vertical else (0, 2)
+    assert 1 <= len(tiles) <= detector.TILE_MAX
+    assert tiles[0].box[lo] == pytest.approx(crop[lo]) and tiles[-1].box[hi] == pytest.approx(crop[hi])
+    assert tiles[0].core[lo] == pytest.approx(crop[lo]) and tiles[-1].core[hi] == pytest.approx(crop[hi])
+    for a, b in zip(tiles, tiles[1:]):
+        assert a.core[hi] == pytest.approx(b.core[lo])  # cores are contiguous
+        assert b.box[lo] < a.box[hi]  # tiles overlap
+    for t in tiles:
+        assert t.box[lo] <= t.core[lo] and t.core[hi] <= t.box[hi]
+        across = 0 if vertical else 1  # the short axis is never split
+        assert t.box[across] == pytest.approx(crop[across]) and t.box[across + 2] == pytest.approx(crop[across + 2])
+    short = min(crop[2] - crop[0], crop[3] - crop[1])
+    long_ = max(crop[2] - crop[0], crop[3] - crop[1])
+    if long_ <= max(detector.TILE_MIN, detector.TILE_ASPECT * short):
+        assert len(tiles) == 1
+
+
+def test_merge_tiles_reports_an_element_once():
+    crop = (0.0, 0.0, 200.0, 2000.0)
+    tiles = detector.tiles_for_crop(crop)
+    assert len(tiles) > 1
+    seam = tiles[0].core[3]
+    element = np.array([[50.0, seam - 10, 150.0, seam + 10]])  # straddles the seam: in both tiles' boxes
+    per_tile = [(element.copy(), np.array([0.9]), np.array([0])) if t.box[1] <= seam <= t.box[3]
+                else (np.zeros((0, 4)), np.zeros(0), np.zeros(0, np.int64)) for t in tiles]
+    boxes, scores, classes = detector.merge_tiles(per_tile, tiles, crop)
+    assert len(boxes) == 1
+
+
+def test_disk_cache_formats(tmp_path):
+    src = tmp_path / "src.png"
+    src.write_bytes(b"x")
+    img = (np.arange(12 * 10 * 3) % 251).astype(np.uint8).reshape(12, 10, 3)
+    for fmt in ("npy", "png"):
+        c = common.DiskCache(tmp_path / fmt, fmt)
+        got = c.get("k", src, lambda: (img, {"a": 1}))
+        np.testing.assert_array_equal(np.asarray(got), img)
+        assert c.meta("k") == {"a": 1}
+        # A second call reads the cache (build is not called).
+        np.testing.assert_array_equal(np.asarray(c.get("k", src, lambda: 1 / 0)), img)
+    jpg = common.DiskCache(tmp_path / "jpg", "jpg").get("k", src, lambda: img)
+    assert jpg.shape == img.shape
+
+
 def test_detector_metrics():
     p2g, g2p = eval_detector.match(np.array([[0, 0, 10, 10], [50, 50, 60, 60.0]]), np.array([0.9, 0.8]),
                                    np.array([[1, 1, 10, 10.0]]))
@@ -314,3 +363,37 @@ def test_detector_command_runs(dataset, cache_root, tmp_path):
     assert detector.main(args) == 0
     log = [json.loads(line) for line in (ckpt / "log.jsonl").read_text().splitlines()]
     assert "photo/mean_f1" in log[-1]["metrics"] or "screenshot/mean_f1" in log[-1]["metrics"]
+
+
+def _oracle(data: eval_detector.EvalSet):
+    """A `predict` that returns perfect detector outputs built from each tile's ground truth (same order as
+    `eval_detector.detect` feeds tiles)."""
+    queue = []
+    for it in data.items:
+        for tile, lb in zip(it.tiles, it.lbs):
+            boxes, classes = [], []
+            for box, cls in zip(it.gt_boxes, it.gt_classes):
+                v = [max(box[0], tile.box[0]), max(box[1], tile.box[1]), min(box[2], tile.box[2]),
+                     min(box[3], tile.box[3])]
+                if v[2] > v[0] and v[3] > v[1] and (v[2] - v[0]) * (v[3] - v[1]) >= 0.35 * (
+                        (box[2] - box[0]) * (box[3] - box[1])):
+                    boxes.append(v)
+                    classes.append(cls)
+            t = detector.build_targets(lb.to_input(np.array(boxes).reshape(-1, 4)), np.array(classes, np.int64))
+            queue.append({"heatmap": np.where(t["heat"] >= 1.0, 6.0, -6.0) + t["heat"], "size": t["size"],
+                          "offset": t["offset"]})
+
+    def predict(x):
+        n = x.shape[0]
+        out = queue[:n]
+        del queue[:n]
+        return {k: np.stack([o[k] for o in out]) for k in ("heatmap", "size", "offset")}
+
+    return predict
+
+
+def test_detector_eval_with_oracle_outputs_is_perfect(dataset):
+    images = common.list_scene_images(dataset)[:6]
+    data = eval_detector.EvalSet.from_images(images)
+    s = eval_detector.summary(eval_detector.evaluate(_oracle(data), data, batch=4))
+    assert s["all/mean_f1"] > 0.95, s

@@ -22,16 +22,15 @@ class CaptureControllerTest {
                 val collected = async(start = CoroutineStart.UNDISPATCHED) { controller.updates.take(6).toList() }
                 val good = SyntheticFrames.netronNv21()
                 controller.submit(SyntheticFrames.flatNv21()) // searching: nothing to read
-                controller.submit(good) // accepted, no stability yet
-                controller.submit(good) // 1 of 2 steady frames
+                controller.submit(good) // rejected: everything changed since the flat frame (hold steady)
+                controller.submit(good) // accepted and steady: 1 of 2
                 controller.submit(good) // 2 of 2: captured
                 controller.submit(SyntheticFrames.flatNv21()) // captured is sticky
                 controller.submit(Frame(listOf(Frame.direct(ByteArray(10))), good.info)) // bad frame: Failed
                 val updates = collected.await()
 
-                val searching = assertIs<ScanUpdate.Searching>(updates[0])
-                assertContains(searching.hints, Hint.MOVE_CLOSER)
-                assertEquals(0f, assertIs<ScanUpdate.Steadying>(updates[1]).progress)
+                assertContains(assertIs<ScanUpdate.Searching>(updates[0]).hints, Hint.MOVE_CLOSER)
+                assertContains(assertIs<ScanUpdate.Searching>(updates[1]).hints, Hint.HOLD_STEADY)
                 assertEquals(0.5f, assertIs<ScanUpdate.Steadying>(updates[2]).progress)
                 val captured = assertIs<ScanUpdate.Captured>(updates[3])
                 assertNull(captured.graph) // no scan pipeline yet: no graph, and it says so
@@ -40,7 +39,8 @@ class CaptureControllerTest {
                 assertIs<NetronException.BufferTooShort>(assertIs<ScanUpdate.Failed>(updates[5]).error)
 
                 controller.reset()
-                assertIs<ScanUpdate.Steadying>(controller.submit(good))
+                // After a reset the first good frame has nothing to compare with: accepted, 0 steady frames.
+                assertEquals(0f, assertIs<ScanUpdate.Steadying>(controller.submit(good)).progress)
             }
         }
     }
@@ -50,7 +50,7 @@ class CaptureControllerTest {
         NetronScanner.create().use { scanner ->
             scanner.capture(stableFrames = 3).use { controller ->
                 controller.submit(SyntheticFrames.netronNv21(shift = 0))
-                val moved = controller.submit(SyntheticFrames.netronNv21(shift = 60))
+                val moved = controller.submit(SyntheticFrames.netronNv21(shift = 160))
                 val searching = assertIs<ScanUpdate.Searching>(moved)
                 assertContains(searching.hints, Hint.HOLD_STEADY)
             }

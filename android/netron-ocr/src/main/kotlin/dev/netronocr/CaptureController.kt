@@ -58,8 +58,11 @@ class CaptureController internal constructor(
     /** Pushes one frame through the quality gate and the capture state machine; returns (and emits) the update. */
     fun submit(frame: Frame): ScanUpdate {
         val update = try {
-            val (p0, p1, p2) = frame.planeArgs()
-            toScanUpdate(session.pushPlanes(p0, p1, p2, frame.info))
+            val update = frame.dispatch(
+                { session.pushFrame(it, frame.info) },
+                { p0, p1, p2 -> session.pushPlanes(p0, p1, p2, frame.info) },
+            )
+            toScanUpdate(update)
         } catch (e: NetronException) {
             ScanUpdate.Failed(e)
         }

@@ -6,7 +6,9 @@ import dev.netronocr.ffi.rotationFromDegrees
 import java.nio.ByteBuffer
 
 /**
- * One camera frame: up to three plane buffers and their geometry (layout contract: `netron_ocr_core::frame`).
+ * One camera frame and its geometry (layout contract: `netron_ocr_core::frame`), as either
+ * * **one buffer** holding all the format's planes packed one after another (e.g. an NV21 byte array), or
+ * * **one buffer per plane** (CameraX `ImageProxy.planes`: exactly as many buffers as the format has planes).
  *
  * The buffers must be **direct** ByteBuffers (CameraX `ImageProxy.planes[i].buffer` are); they are passed to the
  * native library without a copy and read only during the call that receives the frame, so a frame must not be
@@ -19,10 +21,17 @@ class Frame(val planes: List<ByteBuffer>, val info: FrameInfo) {
         require(planes.all { it.isDirect }) { "frame planes must be direct ByteBuffers (no copy is made)" }
     }
 
-    /** The three plane arguments of the native `*_planes` calls: unused planes empty, each starting at index 0. */
-    internal fun planeArgs(): Triple<ByteBuffer, ByteBuffer, ByteBuffer> {
+    /** True when [planes] is the one-buffer layout (a single buffer for any format). */
+    val isPacked: Boolean get() = planes.size == 1
+
+    /** Calls [packed] with the one buffer, or [perPlane] with three plane buffers (unused ones empty); every
+     * buffer starts at index 0. */
+    internal inline fun <T> dispatch(
+        packed: (ByteBuffer) -> T,
+        perPlane: (ByteBuffer, ByteBuffer, ByteBuffer) -> T,
+    ): T {
         val p = planes.map { it.zeroBased() }
-        return Triple(p[0], p.getOrElse(1) { EMPTY }, p.getOrElse(2) { EMPTY })
+        return if (isPacked) packed(p[0]) else perPlane(p[0], p.getOrElse(1) { EMPTY }, p.getOrElse(2) { EMPTY })
     }
 
     companion object {

@@ -13,10 +13,10 @@ import dev.netronocr.ffi.Scanner
  */
 class NetronScanner private constructor(internal val native: Scanner) : AutoCloseable {
     /** Quality verdict on one frame (no stability; use [capture] for a camera stream). */
-    fun assess(frame: Frame): FrameQuality {
-        val (p0, p1, p2) = frame.planeArgs()
-        return native.assessPlanes(p0, p1, p2, frame.info)
-    }
+    fun assess(frame: Frame): FrameQuality = frame.dispatch(
+        { native.assess(it, frame.info) },
+        { p0, p1, p2 -> native.assessPlanes(p0, p1, p2, frame.info) },
+    )
 
     /** Quality verdict on an encoded JPEG or PNG image. */
     fun assessImage(encoded: ByteArray): FrameQuality = native.assessImage(Frame.direct(encoded))
@@ -26,8 +26,11 @@ class NetronScanner private constructor(internal val native: Scanner) : AutoClos
      * [NetronException.NotAvailable] after validating the frame; it never returns a made-up graph.
      */
     fun scan(frame: Frame): GraphJson {
-        val (p0, p1, p2) = frame.planeArgs()
-        return GraphJson.parse(native.scanPlanes(p0, p1, p2, frame.info).graphJson)
+        val result = frame.dispatch(
+            { native.scan(it, frame.info) },
+            { p0, p1, p2 -> native.scanPlanes(p0, p1, p2, frame.info) },
+        )
+        return GraphJson.parse(result.graphJson)
     }
 
     /** Reads the graph in an encoded JPEG or PNG image (see [scan]). */

@@ -1,0 +1,328 @@
+//! `netron-ocr eval --images DIR --truth DIR [--json report.json] [--limit N] [--models DIR]`: scan a dataset
+//! and score the graphs against their ground truth.
+//!
+//! Pairs: every `X.photo.jpg` (or `.jpeg`/`.png`) and `X.shot.png` (or `.jpg`) in `--images` with `X.photo.json` /
+//! `X.shot.json` in `--truth` (the dataset layout of `docs/dataset.md`; both may be the same `scenes/`
+//! directory). Images without a truth file are skipped with a note. `--limit N` takes the first N images in
+//! name order.
+//!
+//! Prints a table (photos, screenshots, all) of the metrics of `netron_ocr_core::eval` plus the mean scan time,
+//! and with `--json` writes a report: `{summary: {photo, shot, all}, images: [{image, truth, kind, metrics,
+//! timings, error}], models}`. Schema validity here means the prediction passes the JSON Schema v1 *and* the
+//! cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable report
+//! (an image that fails to scan counts as an empty prediction and is listed with its error).
+
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use netron_ocr_core::eval::{self, Metrics, Summary};
+use netron_ocr_core::graph::{Canvas, GraphJson, JSON_SCHEMA_V1};
+use netron_ocr_core::scanner::{ScanParams, StageTimings};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::scan::load_scanner;
+use crate::{EXIT_OK, EXIT_USAGE};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory with `X.photo.jpg` / `X.shot.png` images.
+    #[arg(long, value_name = "DIR")]
+    images: PathBuf,
+    /// Directory with the `X.photo.json` / `X.shot.json` truth files.
+    #[arg(long, value_name = "DIR")]
+    truth: PathBuf,
+    /// Write the full report as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Evaluate at most this many images (first in name order).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Load the models from this directory instead of the bundled ones.
+    #[arg(long, value_name = "DIR")]
+    models: Option<PathBuf>,
+}
+
+/// One image of the dataset with its truth file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub image: PathBuf,
+    pub truth: PathBuf,
+    /// `photo` or `shot`.
+    pub kind: &'static str,
+}
+
+/// Finds the image/truth pairs (see the module doc), sorted by image name.
+pub fn find_pairs(images: &Path, truth: &Path) -> std::io::Result<(Vec<Pair>, Vec<PathBuf>)> {
+    let mut pairs = Vec::new();
+    let mut missing = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(images)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let lower = name.to_ascii_lowercase();
+        let kind = ["photo", "shot"].into_iter().find(|k| {
+            [".jpg", ".jpeg", ".png"]
+                .iter()
+                .any(|ext| lower.ends_with(&format!(".{k}{ext}")))
+        });
+        let Some(kind) = kind else { continue };
+        let key = &name[..lower.rfind(&format!(".{kind}.")).unwrap_or(0)];
+        let t = truth.join(format!("{key}.{kind}.json"));
+        if t.is_file() {
+            pairs.push(Pair {
+                image: path,
+                truth: t,
+                kind,
+            });
+        } else {
+            missing.push(path);
+        }
+    }
+    Ok((pairs, missing))
+}
+
+#[derive(Serialize)]
+struct ImageReport {
+    image: String,
+    truth: String,
+    kind: &'static str,
+    metrics: Metrics,
+    timings: StageTimings,
+    error: Option<String>,
+}
+
+#[derive(Serialize, Default)]
+struct Group {
+    images: usize,
+    errors: usize,
+    mean_ms: f64,
+    summary: Summary,
+    counts: Metrics,
+}
+
+fn schema_ok(graph: &GraphJson, validator: &jsonschema::Validator) -> bool {
+    graph
+        .to_json()
+        .ok()
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .is_some_and(|v| validator.is_valid(&v))
+}
+
+fn row(name: &str, g: &Group) -> String {
+    let s = &g.summary;
+    format!(
+        "{name:<6} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+        g.images,
+        s.crop_containment,
+        s.node_f1,
+        s.tensor_f1,
+        s.input_f1,
+        s.output_f1,
+        s.op_accuracy,
+        s.shape_exact,
+        s.port_names,
+        s.edge_f1,
+        s.schema_valid,
+        g.mean_ms
+    )
+}
+
+pub fn run(args: &Args) -> u8 {
+    let (mut pairs, missing) = match find_pairs(&args.images, &args.truth) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "netron-ocr eval: cannot list {}: {e}",
+                args.images.display()
+            );
+            return EXIT_USAGE;
+        }
+    };
+    for m in &missing {
+        eprintln!("netron-ocr eval: no truth for {}, skipped", m.display());
+    }
+    if let Some(n) = args.limit {
+        pairs.truncate(n);
+    }
+    if pairs.is_empty() {
+        eprintln!(
+            "netron-ocr eval: no image/truth pairs in {}",
+            args.images.display()
+        );
+        return EXIT_USAGE;
+    }
+    let scanner = match load_scanner(args.models.as_deref(), ScanParams::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("netron-ocr eval: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let schema: Value = match serde_json::from_str(JSON_SCHEMA_V1) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("netron-ocr eval: the built-in JSON Schema is not JSON: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let validator = match jsonschema::validator_for(&schema) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("netron-ocr eval: the built-in JSON Schema does not compile: {e}");
+            return EXIT_USAGE;
+        }
+    };
+
+    let bar = ProgressBar::new(pairs.len() as u64);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed_precise} eta {eta} {msg}")
+    {
+        bar.set_style(style);
+    }
+    let mut reports = Vec::with_capacity(pairs.len());
+    for pair in &pairs {
+        bar.set_message(
+            pair.image
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        let truth = match std::fs::read_to_string(&pair.truth)
+            .map_err(|e| e.to_string())
+            .and_then(|t| GraphJson::from_json(&t).map_err(|e| e.to_string()))
+        {
+            Ok(t) => t,
+            Err(e) => {
+                bar.suspend(|| {
+                    eprintln!("netron-ocr eval: bad truth {}: {e}", pair.truth.display())
+                });
+                bar.inc(1);
+                continue;
+            }
+        };
+        let (graph, timings, error) = match scanner.scan_file(&pair.image) {
+            Ok(r) => (r.graph, r.timings, None),
+            Err(e) => {
+                // An unscannable image is an empty prediction.
+                let empty = GraphJson::new(
+                    truth.image,
+                    Canvas {
+                        bbox: Default::default(),
+                        confidence: 0.0,
+                    },
+                );
+                (empty, StageTimings::default(), Some(e.to_string()))
+            }
+        };
+        let mut metrics = eval::evaluate(&graph, &truth);
+        if error.is_none() && !schema_ok(&graph, &validator) {
+            metrics.schema_valid.hit = 0;
+        }
+        reports.push(ImageReport {
+            image: pair.image.display().to_string(),
+            truth: pair.truth.display().to_string(),
+            kind: pair.kind,
+            metrics,
+            timings,
+            error,
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+
+    let group = |kind: Option<&str>| {
+        let mut g = Group::default();
+        let mut ms = 0.0;
+        for r in reports.iter().filter(|r| kind.is_none_or(|k| r.kind == k)) {
+            g.images += 1;
+            g.errors += usize::from(r.error.is_some());
+            g.counts.add(&r.metrics);
+            ms += r.timings.total();
+        }
+        g.summary = Summary::from(&g.counts);
+        g.mean_ms = if g.images > 0 {
+            ms / g.images as f64
+        } else {
+            0.0
+        };
+        g
+    };
+    let (photo, shot, all) = (group(Some("photo")), group(Some("shot")), group(None));
+    println!(
+        "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "kind",
+        "n",
+        "crop",
+        "nodeF1",
+        "tensF1",
+        "inF1",
+        "outF1",
+        "op",
+        "shape",
+        "names",
+        "edgeF1",
+        "schema",
+        "ms"
+    );
+    for (name, g) in [("photo", &photo), ("shot", &shot), ("all", &all)] {
+        if g.images > 0 {
+            println!("{}", row(name, g));
+        }
+    }
+    let errors: usize = all.errors;
+    if errors > 0 {
+        println!(
+            "{errors} image(s) failed to scan (counted as empty predictions; see the JSON report)"
+        );
+    }
+    if let Some(path) = &args.json {
+        let report = serde_json::json!({
+            "summary": {"photo": photo, "shot": shot, "all": all},
+            "images": reports,
+            "models": args.models.as_ref().map_or("bundled".to_owned(), |d| d.display().to_string()),
+        });
+        let text = match serde_json::to_string_pretty(&report) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("netron-ocr eval: cannot serialise the report: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("netron-ocr eval: cannot write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+    }
+    EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_photos_and_shots_with_their_truth() {
+        let dir =
+            std::env::temp_dir().join(format!("netron-ocr-eval-pairs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in [
+            "000001.photo.jpg",
+            "000001.photo.json",
+            "000001.shot.png",
+            "000002.shot.png",
+            "000001.onnx.json",
+        ] {
+            std::fs::write(dir.join(f), b"x").unwrap();
+        }
+        let (pairs, missing) = find_pairs(&dir, &dir).unwrap();
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(pairs[0].kind, "photo");
+        assert_eq!(missing.len(), 2, "{missing:?}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

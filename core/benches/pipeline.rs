@@ -1,0 +1,231 @@
+//! Pipeline benchmarks (criterion; tract runs single-threaded, so these are one-core figures).
+//!
+//!     CARGO_TARGET_DIR=/root/.cache/netron-ocr/target nice -n 10 cargo bench -p netron-ocr-core --bench pipeline
+//!
+//! Scenes: from `$NETRON_OCR_BENCH_SCENES` (default `/root/.cache/netron-ocr/data/v1-s1/scenes`), photos of scene
+//! index < 1000 whose short side is 1080 px; for each target node count (5, 20, 60) the photo whose truth has the
+//! closest node count (ties: first by name). Without that directory, the committed fixture scenes are used (any
+//! size). `models/train/bench_ort.py` applies the same rule, so both measure the same images.
+//!
+//! Groups:
+//! - `load`: `ModelSet::bundled()` (hash check, parse, optimize; all four models);
+//! - `stage/*` on the ~20-node photo: `crop` (preprocess + model + decode), `detect` (tiles, letterbox, model,
+//!   post-processing) on the truth canvas padded by 4%, `classify` on the truth title boxes, `read` on the truth
+//!   tensor/input/output boxes — the same work `bench_ort.py` times with onnxruntime;
+//! - `end_to_end/<n>_nodes`: `Scanner::scan_rgb` on the 5-, 20- and 60-node photos (decode excluded).
+//!
+//! The mean per-stage timings of the end-to-end scans (`StageTimings`, includes quality and assembly) are printed
+//! too.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use image::RgbImage;
+use netron_ocr_core::classify::{Classifier, ClassifyParams};
+use netron_ocr_core::crop::Cropper;
+use netron_ocr_core::detect::Detector;
+use netron_ocr_core::frame;
+use netron_ocr_core::graph::{BBox, GraphJson};
+use netron_ocr_core::models::ModelSet;
+use netron_ocr_core::read::{ReadParams, TextReader};
+use netron_ocr_core::scanner::{ScanParams, Scanner, StageTimings};
+
+const TARGETS: [usize; 3] = [5, 20, 60];
+
+struct Scene {
+    path: PathBuf,
+    image: RgbImage,
+    truth: GraphJson,
+}
+
+fn scenes_dir() -> (PathBuf, bool) {
+    let dir = std::env::var_os("NETRON_OCR_BENCH_SCENES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root/.cache/netron-ocr/data/v1-s1/scenes"));
+    if dir.is_dir() {
+        (dir, true)
+    } else {
+        (
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scenes"),
+            false,
+        )
+    }
+}
+
+/// The bench scenes, one per target node count (see the module doc).
+fn pick_scenes() -> Vec<(usize, Scene)> {
+    let (dir, dataset) = scenes_dir();
+    let mut truths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("scenes directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".photo.json"))
+        .filter(|p| {
+            !dataset
+                || p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.split('.').next())
+                    .and_then(|k| k.parse::<usize>().ok())
+                    .is_some_and(|k| k < 1000)
+        })
+        .collect();
+    truths.sort();
+    let candidates: Vec<(PathBuf, GraphJson)> = truths
+        .into_iter()
+        .filter_map(|p| {
+            let g = GraphJson::from_json(&std::fs::read_to_string(&p).ok()?).ok()?;
+            (!dataset || g.image.width.min(g.image.height) == 1080).then_some((p, g))
+        })
+        .collect();
+    TARGETS
+        .iter()
+        .map(|&target| {
+            let (p, g) = candidates
+                .iter()
+                .min_by_key(|(_, g)| g.nodes.len().abs_diff(target))
+                .expect("at least one candidate scene");
+            let path = PathBuf::from(p.to_string_lossy().replace(".photo.json", ".photo.jpg"));
+            let image = frame::decode_file(&path).expect("bench photo decodes");
+            println!(
+                "bench scene for {target} nodes: {} ({}x{}, {} nodes, {} tensors)",
+                path.display(),
+                image.width(),
+                image.height(),
+                g.nodes.len(),
+                g.tensors.len()
+            );
+            (
+                target,
+                Scene {
+                    path,
+                    image,
+                    truth: g.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
+fn padded_canvas(g: &GraphJson) -> BBox {
+    let b = g.canvas.bbox;
+    let (w, h) = (b.width(), b.height());
+    let (iw, ih) = (g.image.width as f32, g.image.height as f32);
+    BBox::new(
+        (b.x0 - 0.04 * w).max(0.0),
+        (b.y0 - 0.04 * h).max(0.0),
+        (b.x1 + 0.04 * w).min(iw),
+        (b.y1 + 0.04 * h).min(ih),
+    )
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+}
+
+fn benches(c: &mut Criterion) {
+    let mut load = c.benchmark_group("load");
+    load.sample_size(10);
+    load.bench_function("bundled_models", |b| {
+        b.iter(|| ModelSet::bundled().unwrap())
+    });
+    load.finish();
+
+    let models = ModelSet::bundled().unwrap();
+    let scenes = pick_scenes();
+    let (_, mid) = scenes
+        .iter()
+        .find(|(t, _)| *t == 20)
+        .expect("20-node scene");
+
+    let cropper = Cropper::new(&models.cropper).unwrap();
+    let detector = Detector::new(&models.detector).unwrap();
+    let classifier = Classifier::new(
+        models.classifier.clone(),
+        models.vocab.clone(),
+        ClassifyParams::default(),
+    );
+    let reader = TextReader::new(
+        models.ocr.clone(),
+        models.alphabet.clone(),
+        ReadParams::default(),
+    );
+    let titles: Vec<BBox> = mid.truth.nodes.iter().filter_map(|n| n.title_box).collect();
+    let texts: Vec<BBox> = mid
+        .truth
+        .tensors
+        .iter()
+        .map(|t| t.bbox)
+        .chain(
+            mid.truth
+                .inputs
+                .iter()
+                .chain(&mid.truth.outputs)
+                .map(|p| p.bbox),
+        )
+        .collect();
+    let crop = padded_canvas(&mid.truth);
+    println!(
+        "stage inputs ({}): {} title boxes, {} text boxes, crop {:?}",
+        mid.path.display(),
+        titles.len(),
+        texts.len(),
+        crop
+    );
+
+    let mut stage = c.benchmark_group("stage");
+    stage.bench_function("crop", |b| b.iter(|| cropper.run(&mid.image).unwrap()));
+    stage.bench_function("detect", |b| {
+        b.iter(|| detector.run(&mid.image, crop).unwrap())
+    });
+    stage.bench_function("classify", |b| {
+        b.iter(|| classifier.classify(&mid.image, &titles).unwrap())
+    });
+    stage.bench_function("read", |b| {
+        b.iter(|| reader.read(&mid.image, &texts).unwrap())
+    });
+    stage.finish();
+
+    let scanner = Scanner::with_params(&models, ScanParams::default()).unwrap();
+    let mut e2e = c.benchmark_group("end_to_end");
+    for (target, scene) in &scenes {
+        let mut sum = StageTimings::default();
+        let mut runs = 0.0;
+        e2e.bench_function(format!("{target}_nodes"), |b| {
+            b.iter(|| {
+                let r = scanner.scan_rgb(&scene.image).unwrap();
+                let t = r.timings;
+                sum.quality += t.quality;
+                sum.crop += t.crop;
+                sum.detect += t.detect;
+                sum.classify += t.classify;
+                sum.read += t.read;
+                sum.assemble += t.assemble;
+                runs += 1.0;
+                r
+            })
+        });
+        if runs > 0.0 {
+            println!(
+                "end_to_end/{target}_nodes mean per stage (ms): quality {:.1} crop {:.1} detect {:.1} classify {:.1} \
+                 read {:.1} assemble {:.1}",
+                sum.quality / runs,
+                sum.crop / runs,
+                sum.detect / runs,
+                sum.classify / runs,
+                sum.read / runs,
+                sum.assemble / runs
+            );
+        }
+    }
+    e2e.finish();
+}
+
+criterion_group! {
+    name = pipeline;
+    config = config();
+    targets = benches
+}
+criterion_main!(pipeline);

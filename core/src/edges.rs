@@ -1,0 +1,1396 @@
+//! Edge recovery: which drawn curves connect which element boxes, and which tensor label sits on which curve.
+//!
+//! Netron draws an edge as a 1 CSS px curve (`#000` in the light theme, `#888` in the dark one) from the bottom of
+//! its source to the top of its target, ending in an arrowhead 8 × 6 stroke widths large (right/left sides in a
+//! horizontal layout). Curves are B-splines through the layout's control points, which only move forward in the
+//! layout direction: in a vertical layout every edge is a y-monotone curve. A tensor label sits to the right of its
+//! edge (below it in a horizontal layout), with its left side about half a text height from the curve.
+//!
+//! # Units and frames
+//!
+//! Inputs and outputs are in *source pixels* (the decoded, upright image; `graph` conventions). One *unit* is the
+//! drawn stroke width, i.e. one CSS px at the current zoom and device pixel ratio, in source pixels; it is
+//! estimated from the label heights (a label is about 11 units tall) unless [`EdgeParams::unit_px`] is given.
+//! Most lengths in [`EdgeParams`] are in units. The work happens on a *working raster* ([`WorkFrame`]): the
+//! region, area-downsampled so that a unit is about [`EdgeParams::work_unit_px`] pixels (never upsampled), and
+//! transposed for horizontal layouts, so that edges always flow top to bottom there.
+//!
+//! # Stages
+//!
+//! 1. [`work_frame`]: the working raster's geometry; [`estimate_unit`] the unit.
+//! 2. [`ink_map`]: luma on the working raster, the ink polarity (dark strokes on a light screen or light on
+//!    dark, voted by the label boxes), a morphological top-hat of radius [`EdgeParams::tophat_radius`] (the local
+//!    background minus the pixel, so exposure gradients, glare and vignetting cancel), element and label boxes
+//!    masked out, and a threshold from the robust noise level of what is left. The result is an ink *strength*
+//!    in `[0, 1]` (0.5 at the threshold).
+//! 3. [`find_terminals`]: where a stroke enters an element that can be a target (node or output): ink runs in
+//!    a thin band just outside the element's entry side (top; left in horizontal layouts), where the arrowhead is.
+//!    One terminal is one edge end.
+//! 4. [`trace_terminal`]: from each terminal the curve is followed *upstream* by a tracker that steps
+//!    [`EdgeParams::step`] at a time to the strongest ink in a cone around its current, smoothed direction,
+//!    re-centres on the stroke, never moves downstream (curves are monotone), coasts straight across label boxes
+//!    (labels may sit on the curve) and across gaps up to [`EdgeParams::max_gap`] (photos break thin lines).
+//!    It ends when it enters an element that can be a source (node or input) through its exit side, or through a
+//!    lateral side while moving mostly sideways; brushing past a box sideways is not an end. Fan-out needs no
+//!    special case: each target's terminal is traced back to the shared source. Crossings are passed by
+//!    continuity: the smoothed direction and the penalty on turning keep the tracker on its own curve through
+//!    the crossing. Traces that leave the region (source outside the view) or lose the stroke give no edge.
+//! 5. [`attach_labels`]: each label goes to the edge whose curve passes closest to the point half a label height
+//!    left of the label's left-middle (above its top-middle in horizontal layouts), one label per edge, greedily
+//!    by distance.
+//!
+//! Every edge's confidence is the share of its traced length that was on ink (gaps count against it, coasting
+//! across label boxes does not), times a penalty for an unusual exit side. [`EdgeDebug`] holds an overlay of the
+//! ink, the masks, the terminals and the traces. `docs/edges.md` has the measured accuracy.
+
+use std::collections::HashSet;
+
+use image::{Rgb, RgbImage};
+use thiserror::Error;
+
+use crate::graph::{BBox, Direction, Point};
+
+/// What an element box is; decides whether it can start or end an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ElementKind {
+    /// An operator card: source and target.
+    Node,
+    /// A graph input pill: source only.
+    Input,
+    /// A graph output pill: target only.
+    Output,
+}
+
+impl ElementKind {
+    /// Nodes and inputs can start an edge.
+    pub fn can_be_source(self) -> bool {
+        self != ElementKind::Output
+    }
+
+    /// Nodes and outputs can end an edge.
+    pub fn can_be_target(self) -> bool {
+        self != ElementKind::Input
+    }
+}
+
+/// A node, input or output box in source pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Element {
+    pub id: String,
+    pub kind: ElementKind,
+    pub bbox: BBox,
+}
+
+/// A tensor-shape label box in source pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub id: String,
+    pub bbox: BBox,
+}
+
+/// A side of an element box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    Top,
+    Bottom,
+    Left,
+    Right,
+}
+
+/// Ink polarity of the strokes relative to the screen background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Polarity {
+    /// Dark strokes on a light background (Netron's light theme).
+    DarkInk,
+    /// Light strokes on a dark background (dark theme).
+    LightInk,
+}
+
+/// Tuning of [`recover_edges`]. Lengths are in units (stroke widths, see the module doc) unless stated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeParams {
+    /// The stroke width in source pixels, when known; `None` estimates it ([`estimate_unit`]).
+    pub unit_px: Option<f32>,
+    /// Unit used when it cannot be estimated (no labels, no elements), source pixels.
+    pub fallback_unit_px: f32,
+    /// Target stroke width on the working raster, in working pixels; the region is only ever downsampled.
+    pub work_unit_px: f32,
+    /// Largest working raster, in pixels; the region is downsampled further when needed.
+    pub max_work_pixels: u64,
+    /// Radius of the top-hat's square window. Strokes narrower than twice this count as ink.
+    pub tophat_radius: f32,
+    /// Ink threshold above the top-hat's median, in robust standard deviations (1.4826 × MAD).
+    pub ink_sigmas: f32,
+    /// Lowest ink threshold, in luma levels (0–255) of top-hat response.
+    pub min_ink_contrast: f32,
+    /// Margin added around element boxes before masking them (covers card borders and box error).
+    pub element_margin: f32,
+    /// Extra margin for blur, in working pixels, added to the element margin and the source reach.
+    pub blur_px: f32,
+    /// A trace ends at a source when it comes this close to the source's masked box (plus `blur_px`) while
+    /// moving towards it.
+    pub source_reach: f32,
+    /// Smooth the working luma with a 3×3 binomial filter before the top-hat (halves pixel noise).
+    pub smooth: bool,
+    /// Margin added around label boxes before masking them.
+    pub label_margin: f32,
+    /// Depth of the band outside an element's entry side searched for arrowheads.
+    pub terminal_band: f32,
+    /// Terminal ink runs wider than this are split at their dips (two arrowheads side by side).
+    pub terminal_split_width: f32,
+    /// Tracker step length.
+    pub step: f32,
+    /// Half-angle of the tracker's search cone, degrees.
+    pub cone_deg: f32,
+    /// Score penalty for turning by the full cone half-angle (scores are ink strengths in `[0, 1]`).
+    pub turn_penalty: f32,
+    /// Weight of the previous direction in the tracker's direction update, in `[0, 1)`.
+    pub momentum: f32,
+    /// Smallest lookahead score (mean ink strength) for a tracker step to count as on ink.
+    pub on_ink: f32,
+    /// Longest run of steps without ink before a trace is given up.
+    pub max_gap: f32,
+    /// Edges below this confidence are dropped.
+    pub min_confidence: f32,
+    /// A label is attached only to an edge passing within this many label heights of its anchor.
+    pub label_max_distance: f32,
+}
+
+impl Default for EdgeParams {
+    fn default() -> Self {
+        EdgeParams {
+            unit_px: None,
+            fallback_unit_px: 1.0,
+            work_unit_px: 1.25,
+            max_work_pixels: 6_000_000,
+            tophat_radius: 2.5,
+            ink_sigmas: 4.0,
+            min_ink_contrast: 6.0,
+            element_margin: 1.5,
+            blur_px: 1.0,
+            source_reach: 1.5,
+            smooth: true,
+            label_margin: 0.3,
+            terminal_band: 3.0,
+            terminal_split_width: 6.0,
+            step: 1.0,
+            cone_deg: 45.0,
+            turn_penalty: 0.15,
+            momentum: 0.7,
+            on_ink: 0.3,
+            max_gap: 14.0,
+            min_confidence: 0.4,
+            label_max_distance: 2.0,
+        }
+    }
+}
+
+/// Why edges could not be recovered.
+#[derive(Debug, Error, PartialEq)]
+pub enum EdgeError {
+    /// The region is not finite and ordered, or does not overlap the image by at least 2×2 pixels.
+    #[error("region {0:?} is not a finite box overlapping the image")]
+    BadRegion([f32; 4]),
+    /// An element or label box is not finite and ordered.
+    #[error("box of {id:?} is not a finite ordered box")]
+    BadBox { id: String },
+    /// Two elements or labels share an id.
+    #[error("id {id:?} is used twice")]
+    DuplicateId { id: String },
+}
+
+/// One recovered connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecoveredEdge {
+    /// Source element id (a node or input).
+    pub from: String,
+    /// Target element id (a node or output).
+    pub to: String,
+    /// Id of the label attached to this edge, if any.
+    pub label: Option<String>,
+    /// In `[0, 1]`: share of the traced curve on ink, times a penalty for an unusual exit side.
+    pub confidence: f32,
+    /// The traced curve, source to target, in source pixels (one point a working pixel or so).
+    pub points: Vec<Point>,
+    /// Side of the source box the curve leaves from.
+    pub from_side: Side,
+    /// Side of the target box the curve enters.
+    pub to_side: Side,
+}
+
+/// Geometry of the working raster: which source pixels it covers and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkFrame {
+    /// Source-pixel position of the region's top-left corner (whole pixels).
+    pub origin: Point,
+    /// Working pixels per source pixel, in `(0, 1]`.
+    pub scale: f32,
+    /// Horizontal layouts are transposed (working x = source y), so that edges flow downwards.
+    pub transposed: bool,
+    /// Working raster size (after transposition).
+    pub width: u32,
+    pub height: u32,
+    /// Unit (stroke width) in source pixels.
+    pub unit_px: f32,
+}
+
+impl WorkFrame {
+    /// Unit in working pixels.
+    pub fn unit(&self) -> f32 {
+        self.unit_px * self.scale
+    }
+
+    /// Source point → working point (continuous coordinates; pixel `(i, j)` covers `[i, i+1) × [j, j+1)`).
+    pub fn to_work(&self, p: Point) -> Point {
+        let x = (p.x - self.origin.x) * self.scale;
+        let y = (p.y - self.origin.y) * self.scale;
+        if self.transposed {
+            Point::new(y, x)
+        } else {
+            Point::new(x, y)
+        }
+    }
+
+    /// Working point → source point.
+    pub fn to_source(&self, p: Point) -> Point {
+        let (x, y) = if self.transposed {
+            (p.y, p.x)
+        } else {
+            (p.x, p.y)
+        };
+        Point::new(
+            x / self.scale + self.origin.x,
+            y / self.scale + self.origin.y,
+        )
+    }
+
+    /// Source box → working box.
+    pub fn box_to_work(&self, b: &BBox) -> BBox {
+        let a = self.to_work(Point::new(b.x0, b.y0));
+        let c = self.to_work(Point::new(b.x1, b.y1));
+        BBox::new(a.x.min(c.x), a.y.min(c.y), a.x.max(c.x), a.y.max(c.y))
+    }
+}
+
+/// Ink strength on the working raster, with the masks that were applied.
+#[derive(Debug, Clone)]
+pub struct InkMap {
+    pub frame: WorkFrame,
+    /// Row-major, `frame.width × frame.height`: `clamp(top-hat / (2 × threshold), 0, 1)`, so 0.5 is the threshold;
+    /// 0 inside masked boxes.
+    pub strength: Vec<f32>,
+    pub polarity: Polarity,
+    /// Ink threshold, in luma levels (0–255) of top-hat response.
+    pub threshold: f32,
+    /// Per pixel: 0 = free, 1 + k = inside the (enlarged) box of element k, `LABEL_FLAG | k` = inside the box of
+    /// label k.
+    pub owner: Vec<u32>,
+    /// Per pixel: 1 + k where a trace may end at source-capable element k (its box grown by the element margin
+    /// and the source reach), else 0.
+    pub reach: Vec<u32>,
+    /// Element boxes on the working raster, enlarged by the element margin; index = element index.
+    pub element_boxes: Vec<BBox>,
+    /// Label boxes on the working raster (not enlarged); index = label index.
+    pub label_boxes: Vec<BBox>,
+}
+
+/// Bit set in [`InkMap::owner`] for label pixels (the low bits hold the label index).
+pub const LABEL_FLAG: u32 = 1 << 31;
+
+impl InkMap {
+    /// Bilinear ink strength at a working point; 0 outside the raster.
+    pub fn sample(&self, p: Point) -> f32 {
+        let (w, h) = (self.frame.width as i64, self.frame.height as i64);
+        let fx = p.x - 0.5;
+        let fy = p.y - 0.5;
+        let x0 = fx.floor();
+        let y0 = fy.floor();
+        let (ax, ay) = (fx - x0, fy - y0);
+        let (x0, y0) = (x0 as i64, y0 as i64);
+        let at = |x: i64, y: i64| -> f32 {
+            if x < 0 || y < 0 || x >= w || y >= h {
+                0.0
+            } else {
+                self.strength[(y * w + x) as usize]
+            }
+        };
+        let top = at(x0, y0) * (1.0 - ax) + at(x0 + 1, y0) * ax;
+        let bottom = at(x0, y0 + 1) * (1.0 - ax) + at(x0 + 1, y0 + 1) * ax;
+        top * (1.0 - ay) + bottom * ay
+    }
+
+    /// Ink strength of a whole pixel; 0 outside the raster.
+    pub fn at(&self, x: i64, y: i64) -> f32 {
+        if x < 0 || y < 0 || x >= self.frame.width as i64 || y >= self.frame.height as i64 {
+            0.0
+        } else {
+            self.strength[(y * self.frame.width as i64 + x) as usize]
+        }
+    }
+
+    /// Owner of the pixel under a working point (see [`InkMap::owner`]); 0 outside the raster.
+    pub fn owner_at(&self, p: Point) -> u32 {
+        let (x, y) = (p.x.floor() as i64, p.y.floor() as i64);
+        if x < 0 || y < 0 || x >= self.frame.width as i64 || y >= self.frame.height as i64 {
+            0
+        } else {
+            self.owner[(y * self.frame.width as i64 + x) as usize]
+        }
+    }
+
+    fn inside(&self, p: Point) -> bool {
+        p.x >= 0.0 && p.y >= 0.0 && p.x < self.frame.width as f32 && p.y < self.frame.height as f32
+    }
+}
+
+/// Where a stroke ends at an element's entry side (working raster).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Terminal {
+    /// Index of the target element.
+    pub element: usize,
+    /// Working point just outside the element's (enlarged) box, on the stroke.
+    pub at: Point,
+    /// Unit vector pointing upstream along the stroke, away from the element.
+    pub direction: Point,
+    /// Side of the element's box the stroke ends at.
+    pub side: Side,
+    /// Peak ink strength of the terminal's run, in `[0, 1]`.
+    pub strength: f32,
+}
+
+/// How a trace ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TraceEnd {
+    /// Entered the source element (index) through this side.
+    Source(usize, Side),
+    /// Left the working raster (the source is out of view).
+    LeftRegion,
+    /// Lost the stroke for longer than the gap limit.
+    Lost,
+}
+
+/// One followed stroke, from a terminal upstream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    pub terminal: Terminal,
+    pub end: TraceEnd,
+    /// Working points, terminal first.
+    pub points: Vec<Point>,
+    /// Working pixels stepped on ink, across gaps, and coasting across label boxes or brushed element boxes.
+    pub on_ink: f32,
+    pub gap: f32,
+    pub occluded: f32,
+}
+
+/// Diagnostics of one [`recover_edges`] run.
+#[derive(Debug, Clone)]
+pub struct EdgeDebug {
+    pub frame: WorkFrame,
+    pub polarity: Polarity,
+    /// Ink threshold in luma levels of top-hat response.
+    pub threshold: f32,
+    pub terminals: usize,
+    /// Traces by how they ended.
+    pub traced_to_source: usize,
+    pub left_region: usize,
+    pub lost: usize,
+    /// Edges dropped for low confidence or as duplicates.
+    pub dropped: usize,
+    /// The working raster in source orientation (not transposed): ink strength in grey (dark = strong),
+    /// element masks blue, label masks green, traces in colour (lost ones orange), terminals red. Pixel `(x, y)`
+    /// covers source pixels `origin + [x, x+1) / scale × [y, y+1) / scale`.
+    pub overlay: RgbImage,
+}
+
+/// Result of [`recover_edges`].
+#[derive(Debug, Clone)]
+pub struct EdgeResult {
+    pub edges: Vec<RecoveredEdge>,
+    pub debug: EdgeDebug,
+}
+
+/// The stroke width in source pixels from the boxes: the median label height / 11 (labels are 10 px text in a
+/// box about 11 px tall at zoom 1), else the lower-quartile element height / 20 (a title-only card or a pill is
+/// 20 px tall at zoom 1). `None` when there are no usable boxes.
+pub fn estimate_unit(elements: &[Element], labels: &[Label]) -> Option<f32> {
+    let heights = |it: &mut dyn Iterator<Item = f32>| {
+        let mut v: Vec<f32> = it.filter(|h| h.is_finite() && *h > 0.0).collect();
+        v.sort_by(f32::total_cmp);
+        v
+    };
+    let lh = heights(&mut labels.iter().map(|l| l.bbox.height()));
+    if !lh.is_empty() {
+        return Some(lh[lh.len() / 2] / 11.0);
+    }
+    let eh = heights(&mut elements.iter().map(|e| e.bbox.height()));
+    if !eh.is_empty() {
+        return Some(eh[eh.len() / 4] / 20.0);
+    }
+    None
+}
+
+/// The working raster for `region` (source pixels) of an `image_width × image_height` image.
+pub fn work_frame(
+    image_width: u32,
+    image_height: u32,
+    region: BBox,
+    unit_px: f32,
+    direction: Direction,
+    params: &EdgeParams,
+) -> Result<WorkFrame, EdgeError> {
+    let bad = || EdgeError::BadRegion(region.into());
+    if !region.is_finite() || !region.is_ordered() {
+        return Err(bad());
+    }
+    let x0 = region.x0.floor().max(0.0);
+    let y0 = region.y0.floor().max(0.0);
+    let x1 = region.x1.ceil().min(image_width as f32);
+    let y1 = region.y1.ceil().min(image_height as f32);
+    if x1 - x0 < 2.0 || y1 - y0 < 2.0 {
+        return Err(bad());
+    }
+    let unit_px = if unit_px.is_finite() && unit_px > 0.0 {
+        unit_px
+    } else {
+        params.fallback_unit_px.max(0.1)
+    };
+    let mut scale = (params.work_unit_px / unit_px).min(1.0);
+    let pixels = f64::from(x1 - x0) * f64::from(y1 - y0);
+    let max = params.max_work_pixels.max(1) as f64;
+    if pixels * f64::from(scale * scale) > max {
+        scale = (max / pixels).sqrt() as f32;
+    }
+    let w = (((x1 - x0) * scale).floor() as u32).max(1);
+    let h = (((y1 - y0) * scale).floor() as u32).max(1);
+    let transposed = direction == Direction::Horizontal;
+    let (width, height) = if transposed { (h, w) } else { (w, h) };
+    Ok(WorkFrame {
+        origin: Point::new(x0, y0),
+        scale,
+        transposed,
+        width,
+        height,
+        unit_px,
+    })
+}
+
+/// Luma (BT.601, 0–255) of the region, area-averaged onto the working raster (transposed when the frame is).
+pub fn work_luma(image: &RgbImage, frame: &WorkFrame) -> Vec<f32> {
+    let (w, h) = if frame.transposed {
+        (frame.height as usize, frame.width as usize)
+    } else {
+        (frame.width as usize, frame.height as usize)
+    };
+    let (iw, ih) = (image.width() as usize, image.height() as usize);
+    let inv = 1.0 / frame.scale;
+    let span = |i: usize, origin: f32, limit: usize| {
+        let a = (origin + i as f32 * inv).floor() as usize;
+        let b = ((origin + (i + 1) as f32 * inv).floor() as usize).max(a + 1);
+        (a.min(limit - 1), b.min(limit))
+    };
+    let xs: Vec<(usize, usize)> = (0..w).map(|i| span(i, frame.origin.x, iw)).collect();
+    let raw = image.as_raw();
+    let mut out = vec![0.0f32; w * h];
+    for (j, row) in out.chunks_mut(w).enumerate() {
+        let (ya, yb) = span(j, frame.origin.y, ih);
+        for (i, v) in row.iter_mut().enumerate() {
+            let (xa, xb) = xs[i];
+            let mut sum = 0.0f32;
+            for y in ya..yb {
+                let base = (y * iw) * 3;
+                for x in xa..xb {
+                    let p = &raw[base + x * 3..base + x * 3 + 3];
+                    sum +=
+                        0.299 * f32::from(p[0]) + 0.587 * f32::from(p[1]) + 0.114 * f32::from(p[2]);
+                }
+            }
+            *v = sum / ((yb - ya) * (xb - xa)) as f32;
+        }
+    }
+    if frame.transposed {
+        let mut t = vec![0.0f32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                t[x * h + y] = out[y * w + x];
+            }
+        }
+        t
+    } else {
+        out
+    }
+}
+
+/// Ink polarity voted by the label boxes: text is drawn like the strokes, so a box whose dark tail (median −
+/// 10th percentile) is longer than its bright tail (90th percentile − median) votes for dark ink. Without labels,
+/// a region median of 100 or more means dark ink.
+pub fn ink_polarity(luma: &[f32], width: u32, label_boxes: &[BBox]) -> Polarity {
+    let w = width as usize;
+    let h = luma.len() / w.max(1);
+    let mut votes = 0i32;
+    for b in label_boxes {
+        let (x0, x1) = (
+            b.x0.max(0.0) as usize,
+            (b.x1.ceil().max(0.0) as usize).min(w),
+        );
+        let (y0, y1) = (
+            b.y0.max(0.0) as usize,
+            (b.y1.ceil().max(0.0) as usize).min(h),
+        );
+        let mut v: Vec<f32> = Vec::new();
+        for y in y0..y1 {
+            v.extend_from_slice(&luma[y * w + x0.min(x1)..y * w + x1]);
+        }
+        if v.len() < 9 {
+            continue;
+        }
+        v.sort_by(f32::total_cmp);
+        let q = |f: f32| v[((v.len() - 1) as f32 * f) as usize];
+        let (lo, mid, hi) = (q(0.1), q(0.5), q(0.9));
+        votes += if mid - lo > hi - mid { 1 } else { -1 };
+    }
+    if votes > 0 {
+        Polarity::DarkInk
+    } else if votes < 0 {
+        Polarity::LightInk
+    } else {
+        let mut v: Vec<f32> = luma.iter().step_by(7).copied().collect();
+        v.sort_by(f32::total_cmp);
+        if v.is_empty() || v[v.len() / 2] >= 100.0 {
+            Polarity::DarkInk
+        } else {
+            Polarity::LightInk
+        }
+    }
+}
+
+/// Running maximum (`max == true`) or minimum over a square window of radius `r`, separable.
+fn square_filter(src: &[f32], w: usize, h: usize, r: usize, max: bool) -> Vec<f32> {
+    let pick = |a: f32, b: f32| if max { a.max(b) } else { a.min(b) };
+    let mut tmp = vec![0.0f32; w * h];
+    for y in 0..h {
+        let row = &src[y * w..(y + 1) * w];
+        for x in 0..w {
+            let (a, b) = (x.saturating_sub(r), (x + r).min(w - 1));
+            tmp[y * w + x] = row[a..=b].iter().copied().reduce(pick).unwrap_or(0.0);
+        }
+    }
+    let mut out = vec![0.0f32; w * h];
+    for y in 0..h {
+        let (a, b) = (y.saturating_sub(r), (y + r).min(h - 1));
+        for x in 0..w {
+            let mut v = tmp[a * w + x];
+            for yy in a + 1..=b {
+                v = pick(v, tmp[yy * w + x]);
+            }
+            out[y * w + x] = v;
+        }
+    }
+    out
+}
+
+/// Stage 2: the ink map of the region. Element boxes (enlarged by [`EdgeParams::element_margin`]) and label boxes
+/// (enlarged by [`EdgeParams::label_margin`]) are masked out before the noise statistics.
+pub fn ink_map(
+    image: &RgbImage,
+    frame: WorkFrame,
+    elements: &[Element],
+    labels: &[Label],
+    params: &EdgeParams,
+) -> InkMap {
+    let (w, h) = (frame.width as usize, frame.height as usize);
+    let u = frame.unit();
+    let mut luma = work_luma(image, &frame);
+    if params.smooth {
+        luma = binomial3(&luma, w, h);
+    }
+    let label_boxes: Vec<BBox> = labels.iter().map(|l| frame.box_to_work(&l.bbox)).collect();
+    let polarity = ink_polarity(&luma, frame.width, &label_boxes);
+    let r = ((params.tophat_radius * u).round() as usize).max(2);
+    let tophat: Vec<f32> = match polarity {
+        Polarity::DarkInk => {
+            let closed = square_filter(&square_filter(&luma, w, h, r, true), w, h, r, false);
+            closed
+                .iter()
+                .zip(&luma)
+                .map(|(c, l)| (c - l).max(0.0))
+                .collect()
+        }
+        Polarity::LightInk => {
+            let opened = square_filter(&square_filter(&luma, w, h, r, false), w, h, r, true);
+            luma.iter()
+                .zip(&opened)
+                .map(|(l, o)| (l - o).max(0.0))
+                .collect()
+        }
+    };
+
+    let mut owner = vec![0u32; w * h];
+    let em = params.element_margin * u + params.blur_px;
+    let element_boxes: Vec<BBox> = elements
+        .iter()
+        .map(|e| grow(&frame.box_to_work(&e.bbox), em))
+        .collect();
+    let lm = params.label_margin * u;
+    for (k, b) in label_boxes.iter().enumerate() {
+        fill_owner(&mut owner, w, h, &grow(b, lm), LABEL_FLAG | k as u32);
+    }
+    for (k, b) in element_boxes.iter().enumerate() {
+        fill_owner(&mut owner, w, h, b, k as u32 + 1);
+    }
+    let mut reach = vec![0u32; w * h];
+    let rm = params.source_reach * u + params.blur_px;
+    for (k, b) in element_boxes.iter().enumerate() {
+        if elements[k].kind.can_be_source() {
+            fill_owner(&mut reach, w, h, &grow(b, rm), k as u32 + 1);
+        }
+    }
+
+    // Noise statistics of the unmasked top-hat, by a histogram in quarter luma levels.
+    let mut hist = vec![0u32; 1024];
+    let mut n = 0u32;
+    for (t, o) in tophat.iter().zip(&owner) {
+        if *o == 0 {
+            hist[((t * 4.0) as usize).min(1023)] += 1;
+            n += 1;
+        }
+    }
+    let quantile = |hist: &[u32], f: f32| -> f32 {
+        let want = (n as f32 * f) as u32;
+        let mut acc = 0u32;
+        for (i, c) in hist.iter().enumerate() {
+            acc += c;
+            if acc > want {
+                return (i as f32 + 0.5) / 4.0;
+            }
+        }
+        256.0
+    };
+    let median = if n > 0 { quantile(&hist, 0.5) } else { 0.0 };
+    let mut dev = vec![0u32; 1024];
+    for (t, o) in tophat.iter().zip(&owner) {
+        if *o == 0 {
+            dev[(((t - median).abs() * 4.0) as usize).min(1023)] += 1;
+        }
+    }
+    let mad = if n > 0 { quantile(&dev, 0.5) } else { 0.0 };
+    let threshold = (median + params.ink_sigmas * 1.4826 * mad).max(params.min_ink_contrast);
+    let strength = tophat
+        .iter()
+        .zip(&owner)
+        .map(|(t, o)| {
+            if *o == 0 {
+                (t / (2.0 * threshold)).min(1.0)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    InkMap {
+        frame,
+        strength,
+        polarity,
+        threshold,
+        owner,
+        reach,
+        element_boxes,
+        label_boxes,
+    }
+}
+
+/// 3×3 binomial smoothing (`[1 2 1] / 4` in each direction), edges clamped.
+fn binomial3(src: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mut tmp = vec![0.0f32; w * h];
+    for y in 0..h {
+        let row = &src[y * w..(y + 1) * w];
+        for x in 0..w {
+            let l = row[x.saturating_sub(1)];
+            let r = row[(x + 1).min(w - 1)];
+            tmp[y * w + x] = 0.25 * l + 0.5 * row[x] + 0.25 * r;
+        }
+    }
+    let mut out = vec![0.0f32; w * h];
+    for y in 0..h {
+        let (a, b) = (y.saturating_sub(1), (y + 1).min(h - 1));
+        for x in 0..w {
+            out[y * w + x] = 0.25 * tmp[a * w + x] + 0.5 * tmp[y * w + x] + 0.25 * tmp[b * w + x];
+        }
+    }
+    out
+}
+
+fn grow(b: &BBox, m: f32) -> BBox {
+    BBox::new(b.x0 - m, b.y0 - m, b.x1 + m, b.y1 + m)
+}
+
+/// Pixel index ranges `[a, b)` of the pixels whose centres lie inside `[lo, hi]`.
+fn pixel_span(lo: f32, hi: f32, n: usize) -> (usize, usize) {
+    let a = (lo - 0.5).ceil().max(0.0) as usize;
+    let b = ((hi - 0.5).floor() + 1.0).clamp(0.0, n as f32) as usize;
+    (a.min(n), b.max(a.min(n)))
+}
+
+fn fill_owner(owner: &mut [u32], w: usize, h: usize, b: &BBox, value: u32) {
+    let (x0, x1) = pixel_span(b.x0, b.x1, w);
+    let (y0, y1) = pixel_span(b.y0, b.y1, h);
+    for y in y0..y1 {
+        owner[y * w + x0..y * w + x1].fill(value);
+    }
+}
+
+/// Stage 3: arrowhead terminals of every element that can be a target. On the entry side (top of the masked box):
+/// runs of ink (strength ≥ 0.5) in the band [`EdgeParams::terminal_band`] deep just outside the box, whose centre
+/// lies within the box's width; runs wider than [`EdgeParams::terminal_split_width`] are split at dips below 60 %
+/// of the smaller neighbouring peak. On the lateral sides (an edge arriving at a shallow angle ends there): the
+/// same, but a run counts only when its stroke heads away from the box sideways and upstream (25°–100° from
+/// straight up) and does not continue downstream (a curve brushing past the side).
+pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -> Vec<Terminal> {
+    let u = ink.frame.unit();
+    let margin = params.element_margin * u + params.blur_px;
+    let band = (params.terminal_band * u).max(2.0);
+    let (w, h) = (ink.frame.width as usize, ink.frame.height as usize);
+    let mut out = Vec::new();
+    for (k, e) in elements.iter().enumerate() {
+        if !e.kind.can_be_target() {
+            continue;
+        }
+        let b = ink.element_boxes[k];
+        for side in [Side::Top, Side::Left, Side::Right] {
+            // Band pixels as (along, across) ranges; `along` runs parallel to the side.
+            let (along, across) = match side {
+                Side::Top => (pixel_span(b.x0, b.x1, w), pixel_span(b.y0 - band, b.y0, h)),
+                Side::Left => (pixel_span(b.y0, b.y1, h), pixel_span(b.x0 - band, b.x0, w)),
+                _ => (pixel_span(b.y0, b.y1, h), pixel_span(b.x1, b.x1 + band, w)),
+            };
+            if along.0 >= along.1 || across.0 >= across.1 {
+                continue;
+            }
+            let profile: Vec<f32> = (along.0..along.1)
+                .map(|i| {
+                    (across.0..across.1)
+                        .map(|j| match side {
+                            Side::Top => ink.at(i as i64, j as i64),
+                            _ => ink.at(j as i64, i as i64),
+                        })
+                        .fold(0.0, f32::max)
+                })
+                .collect();
+            for (a, z) in runs(&profile, 0.5) {
+                for (sa, sz) in split_run(&profile, a, z, params.terminal_split_width * u) {
+                    let seg = &profile[sa..sz];
+                    let total: f32 = seg.iter().sum();
+                    let centre = seg
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (sa + i) as f32 * v)
+                        .sum::<f32>()
+                        / total
+                        + along.0 as f32
+                        + 0.5;
+                    let strength = seg.iter().copied().fold(0.0, f32::max);
+                    let terminal = match side {
+                        Side::Top => {
+                            if centre < b.x0 + margin - 0.5 || centre > b.x1 - margin + 0.5 {
+                                continue;
+                            }
+                            let at = Point::new(centre, b.y0 - 0.5);
+                            let (direction, _) = best_ray(ink, at, 0.0, 75.0, 0.0, 8.0 * u);
+                            Terminal {
+                                element: k,
+                                at,
+                                direction,
+                                side,
+                                strength,
+                            }
+                        }
+                        _ => {
+                            let sign = if side == Side::Left { -1.0 } else { 1.0 };
+                            let x = if side == Side::Left {
+                                b.x0 - 0.5
+                            } else {
+                                b.x1 + 0.5
+                            };
+                            let at = Point::new(x, centre);
+                            let (direction, mean) =
+                                best_ray(ink, at, sign * 62.5, 37.5, 0.0, 8.0 * u);
+                            let (_, down) = best_ray(ink, at, 180.0, 30.0, 4.0 * u, 12.0 * u);
+                            if mean < 0.35 || down >= 0.35 {
+                                continue;
+                            }
+                            Terminal {
+                                element: k,
+                                at,
+                                direction,
+                                side,
+                                strength,
+                            }
+                        }
+                    };
+                    out.push(terminal);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Maximal index ranges `[a, b)` where `v >= t`.
+fn runs(v: &[f32], t: f32) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, x) in v.iter().enumerate() {
+        match (start, *x >= t) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, v.len()));
+    }
+    out
+}
+
+/// Splits a run wider than `max_width` at its dips: local minima below 60 % of the smaller of the peaks around them.
+fn split_run(v: &[f32], a: usize, z: usize, max_width: f32) -> Vec<(usize, usize)> {
+    if ((z - a) as f32) <= max_width {
+        return vec![(a, z)];
+    }
+    let mut cuts = Vec::new();
+    for i in a + 1..z.saturating_sub(1) {
+        if v[i] <= v[i - 1] && v[i] <= v[i + 1] {
+            let left = v[a..i].iter().copied().fold(0.0, f32::max);
+            let right = v[i + 1..z].iter().copied().fold(0.0, f32::max);
+            if v[i] < 0.6 * left.min(right) && cuts.last().is_none_or(|c| i > c + 1) {
+                cuts.push(i);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut s = a;
+    for c in cuts {
+        out.push((s, c));
+        s = c + 1;
+    }
+    out.push((s, z));
+    out
+}
+
+fn norm(x: f32, y: f32) -> Point {
+    let l = (x * x + y * y).sqrt().max(1e-6);
+    Point::new(x / l, y / l)
+}
+
+fn rotate(d: Point, a: f32) -> Point {
+    let (s, c) = a.sin_cos();
+    Point::new(d.x * c - d.y * s, d.x * s + d.y * c)
+}
+
+/// Samples the tracker averages along each candidate direction.
+const LOOKAHEAD: usize = 4;
+
+/// [`InkMap::reach`] at a working point; 0 outside the raster.
+fn reach_at(ink: &InkMap, p: Point) -> u32 {
+    let (x, y) = (p.x.floor() as i64, p.y.floor() as i64);
+    if x < 0 || y < 0 || x >= ink.frame.width as i64 || y >= ink.frame.height as i64 {
+        0
+    } else {
+        ink.reach[(y * ink.frame.width as i64 + x) as usize]
+    }
+}
+
+/// Directions may point at most this far downstream (y component of a unit vector): curves are monotone.
+const MAX_DOWNSTREAM: f32 = 0.15;
+
+/// Stage 4: follows the stroke from a terminal upstream until it enters a source element, leaves the raster or is
+/// lost. See the module doc.
+pub fn trace_terminal(
+    ink: &InkMap,
+    elements: &[Element],
+    terminal: &Terminal,
+    params: &EdgeParams,
+) -> Trace {
+    let u = ink.frame.unit();
+    let step = (params.step * u).max(1.0);
+    let cone = params.cone_deg.to_radians();
+    let max_gap = params.max_gap * u;
+    let label_margin = params.label_margin * u;
+    let mut p = terminal.at;
+    let mut d = terminal.direction;
+    let mut trace = Trace {
+        terminal: *terminal,
+        end: TraceEnd::Lost,
+        points: vec![p],
+        on_ink: 0.0,
+        gap: 0.0,
+        occluded: 0.0,
+    };
+    let mut gap_run = 0.0f32;
+    let mut pending: Option<(usize, Trace)> = None;
+    let max_steps = (4 * (ink.frame.width + ink.frame.height)) as usize;
+    let n_angles = 9i32;
+    for _ in 0..max_steps {
+        // Best direction in the cone by mean strength over a short lookahead, minus a turning penalty.
+        let mut best = (f32::NEG_INFINITY, d, 0.0f32);
+        for k in -n_angles..=n_angles {
+            let a = cone * k as f32 / n_angles as f32;
+            let dir = rotate(d, a);
+            if dir.y > MAX_DOWNSTREAM {
+                continue;
+            }
+            let mut s = 0.0;
+            for j in 1..=LOOKAHEAD {
+                let q = Point::new(p.x + dir.x * step * j as f32, p.y + dir.y * step * j as f32);
+                s += ink.sample(q);
+            }
+            let s = s / LOOKAHEAD as f32;
+            let score = s - params.turn_penalty * (a / cone).powi(2);
+            if score > best.0 {
+                best = (score, dir, s);
+            }
+        }
+        let owner_here = ink.owner_at(p);
+        // Inside a label or element box the stroke is masked: coasting there is not a gap.
+        let occluded_here = owner_here != 0;
+        let mut q;
+        if best.2 >= params.on_ink {
+            let raw = Point::new(p.x + best.1.x * step, p.y + best.1.y * step);
+            let c = recenter(ink, raw, best.1, u);
+            let sd = norm(c.x - p.x, c.y - p.y);
+            let m = params.momentum;
+            let mut nd = norm(d.x * m + sd.x * (1.0 - m), d.y * m + sd.y * (1.0 - m));
+            if nd.y > MAX_DOWNSTREAM {
+                nd = norm(nd.x, MAX_DOWNSTREAM);
+            }
+            d = nd;
+            q = c;
+            trace.on_ink += step;
+            gap_run = 0.0;
+        } else {
+            q = Point::new(p.x + d.x * step, p.y + d.y * step);
+            if occluded_here {
+                trace.occluded += step;
+            } else {
+                trace.gap += step;
+                gap_run += step;
+                if gap_run > max_gap {
+                    trace.end = TraceEnd::Lost;
+                    return settle(trace, pending);
+                }
+            }
+        }
+        // Entering a label box: the stroke is hidden inside it, so jump to where it comes out.
+        let o = ink.owner_at(q);
+        if o & LABEL_FLAG != 0 && o != owner_here {
+            let label = grow(&ink.label_boxes[(o & !LABEL_FLAG) as usize], label_margin);
+            if let Some((exit, dir)) = cross_box(ink, &label, p, d, u) {
+                trace.occluded += distance(p, exit);
+                q = exit;
+                d = dir;
+            }
+        }
+        if !ink.inside(q) {
+            trace.points.push(q);
+            trace.end = TraceEnd::LeftRegion;
+            return settle(trace, pending);
+        }
+        let o = reach_at(ink, q);
+        if o != 0 && o as usize - 1 != terminal.element {
+            let k = o as usize - 1;
+            let b = &ink.element_boxes[k];
+            let inside = ink.owner_at(q) == o;
+            let side = if p.y >= b.y1 - 0.5 {
+                Side::Bottom
+            } else if p.x <= b.x0 + 0.5 {
+                Side::Left
+            } else if p.x >= b.x1 - 0.5 {
+                Side::Right
+            } else {
+                Side::Top
+            };
+            // A trace ends at a source when it gets into the masked box, or into the reach around it where the
+            // stroke does not go on outside the box (a curve passing close by does), heading into the box. A steep
+            // arrival (within 60° of straight upstream) ends it at once. A shallow one may be a curve that passes
+            // under the box (Netron draws edges across cards) as well as one that leaves it sideways: the trace
+            // goes on, coasting through the box, and falls back to this box if it finds nothing better.
+            let toward = match side {
+                Side::Bottom => d.y < -0.3,
+                Side::Left => d.x > 0.35,
+                Side::Right => d.x < -0.35,
+                Side::Top => false,
+            };
+            let steep = d.y < -0.5;
+            let arrived = inside
+                || (toward && {
+                    let centre = d.x.atan2(-d.y).to_degrees();
+                    let (_, ahead) = best_ray(ink, q, centre, 30.0, 1.0, 8.0 * u);
+                    ahead < 0.5
+                });
+            if arrived && steep && (toward || inside) {
+                trace.points.push(q);
+                trace.end = TraceEnd::Source(k, side);
+                return trace;
+            }
+            if arrived && toward && pending.as_ref().is_none_or(|pd| pd.0 != k) {
+                let mut snapshot = trace.clone();
+                snapshot.points.push(q);
+                snapshot.end = TraceEnd::Source(k, side);
+                pending = Some((k, snapshot));
+            }
+        }
+        p = q;
+        trace.points.push(p);
+    }
+    settle(trace, pending)
+}
+
+/// The trace as it ended, or the pending fallback source when it found none.
+fn settle(trace: Trace, pending: Option<(usize, Trace)>) -> Trace {
+    match (trace.end, pending) {
+        (TraceEnd::Source(..), _) | (_, None) => trace,
+        (_, Some((_, fallback))) => fallback,
+    }
+}
+
+/// Where a stroke entering the masked box `b` at `p` (heading `d`) comes out again: the ink pixel (strength ≥ 0.5)
+/// in the 2-pixel ring around the box, ahead of `p` and at most 80° off `d` as seen from `p`, whose stroke goes on
+/// outwards (a ray of mean strength ≥ 0.35 over 4 units); the one closest in angle to `d` wins. Returns the exit
+/// point and the stroke's direction there.
+fn cross_box(ink: &InkMap, b: &BBox, p: Point, d: Point, u: f32) -> Option<(Point, Point)> {
+    let (w, h) = (ink.frame.width as usize, ink.frame.height as usize);
+    let ring = grow(b, 2.0);
+    let (xa, xb) = pixel_span(ring.x0, ring.x1, w);
+    let (ya, yb) = pixel_span(ring.y0, ring.y1, h);
+    let min_cos = 80f32.to_radians().cos();
+    let mut candidates: Vec<(f32, Point)> = Vec::new();
+    for y in ya..yb {
+        for x in xa..xb {
+            let c = Point::new(x as f32 + 0.5, y as f32 + 0.5);
+            if b.contains(c) || ink.at(x as i64, y as i64) < 0.5 {
+                continue;
+            }
+            let (vx, vy) = (c.x - p.x, c.y - p.y);
+            let dist = (vx * vx + vy * vy).sqrt();
+            if dist < 2.0 * u.max(1.0) || vy > MAX_DOWNSTREAM * dist {
+                continue;
+            }
+            let cos = (vx * d.x + vy * d.y) / dist;
+            if cos < min_cos {
+                continue;
+            }
+            candidates.push((cos, c));
+        }
+    }
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (_, c) in candidates {
+        let away = norm(c.x - p.x, c.y - p.y);
+        let centre = away.x.atan2(-away.y).to_degrees();
+        let (dir, mean) = best_ray(ink, c, centre, 60.0, 0.0, 4.0 * u);
+        if mean >= 0.35 && dir.y <= MAX_DOWNSTREAM {
+            return Some((c, dir));
+        }
+    }
+    None
+}
+
+/// The ray from `p` with the most ink: angles `centre ± half` degrees (measured from straight up, positive
+/// towards +x, 5° apart), mean strength sampled every working pixel from distance `from` (at least 1) to `to`
+/// (at least `from + 3`). Returns the unit direction and its mean strength.
+fn best_ray(ink: &InkMap, p: Point, centre: f32, half: f32, from: f32, to: f32) -> (Point, f32) {
+    let start = from.max(1.0);
+    let len = to.max(start + 3.0);
+    let steps = (half / 5.0).floor() as i32;
+    let mut best = (Point::new(0.0, -1.0), f32::NEG_INFINITY);
+    for k in -steps..=steps {
+        let a = (centre + k as f32 * 5.0).to_radians();
+        let dir = Point::new(a.sin(), -a.cos());
+        let mut s = 0.0;
+        let mut n = 0;
+        let mut t = start;
+        while t <= len {
+            s += ink.sample(Point::new(p.x + dir.x * t, p.y + dir.y * t));
+            n += 1;
+            t += 1.0;
+        }
+        // Slight preference for the centre direction, so an empty fan keeps it.
+        let mean = s / n as f32;
+        let score = mean * (1.0 - 0.1 * (k as f32 / steps.max(1) as f32).powi(2));
+        if score > best.1 {
+            best = (dir, score);
+        }
+    }
+    let mut mean = 0.0;
+    let mut n = 0;
+    let mut t = start;
+    while t <= len {
+        mean += ink.sample(Point::new(p.x + best.0.x * t, p.y + best.0.y * t));
+        n += 1;
+        t += 1.0;
+    }
+    (best.0, mean / n as f32)
+}
+
+/// Moves `q` across the stroke (perpendicular to `dir`) to the ink-weighted centroid within ±max(2, 1.5 units),
+/// by at most 1.5 pixels.
+fn recenter(ink: &InkMap, q: Point, dir: Point, u: f32) -> Point {
+    let n = Point::new(-dir.y, dir.x);
+    let half = (1.5 * u).max(2.0);
+    let mut t = -half;
+    let (mut sw, mut st) = (0.0f32, 0.0f32);
+    while t <= half + 1e-3 {
+        let v = ink.sample(Point::new(q.x + n.x * t, q.y + n.y * t));
+        let wgt = (v - 0.25).max(0.0);
+        sw += wgt;
+        st += wgt * t;
+        t += 0.5;
+    }
+    if sw <= 0.0 {
+        return q;
+    }
+    let off = (st / sw).clamp(-1.5, 1.5);
+    Point::new(q.x + n.x * off, q.y + n.y * off)
+}
+
+/// Stage 5: attaches labels to edges (sets [`RecoveredEdge::label`]). Works in the working frame, where every
+/// label sits to the right of its edge: the anchor is half a label height left of the label box's left-middle,
+/// and an edge's distance is its curve's closest approach to the anchor, in label heights. Pairs closer than
+/// [`EdgeParams::label_max_distance`] are taken greedily, nearest first, one label per edge.
+pub fn attach_labels(
+    edges: &mut [RecoveredEdge],
+    labels: &[Label],
+    frame: &WorkFrame,
+    params: &EdgeParams,
+) {
+    let mut pairs: Vec<(f32, usize, usize)> = Vec::new();
+    let work_paths: Vec<Vec<Point>> = edges
+        .iter()
+        .map(|e| e.points.iter().map(|p| frame.to_work(*p)).collect())
+        .collect();
+    for (li, l) in labels.iter().enumerate() {
+        let b = frame.box_to_work(&l.bbox);
+        let h = b.height().max(1.0);
+        let anchor = Point::new(b.x0 - 0.5 * h, (b.y0 + b.y1) * 0.5);
+        for (ei, path) in work_paths.iter().enumerate() {
+            let mut dist = f32::INFINITY;
+            for seg in path.windows(2) {
+                dist = dist.min(point_segment_distance(anchor, seg[0], seg[1]));
+            }
+            if path.len() == 1 {
+                dist = dist.min(distance(anchor, path[0]));
+            }
+            let dist = dist / h;
+            if dist <= params.label_max_distance {
+                pairs.push((dist, li, ei));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut used_labels = HashSet::new();
+    let mut used_edges = HashSet::new();
+    for (_, li, ei) in pairs {
+        if used_labels.contains(&li) || used_edges.contains(&ei) {
+            continue;
+        }
+        used_labels.insert(li);
+        used_edges.insert(ei);
+        edges[ei].label = Some(labels[li].id.clone());
+    }
+}
+
+fn distance(a: Point, b: Point) -> f32 {
+    ((a.x - b.x).powi(2) + (a.y - b.y).powi(2)).sqrt()
+}
+
+fn point_segment_distance(p: Point, a: Point, b: Point) -> f32 {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let l2 = dx * dx + dy * dy;
+    if l2 <= 0.0 {
+        return distance(p, a);
+    }
+    let t = (((p.x - a.x) * dx + (p.y - a.y) * dy) / l2).clamp(0.0, 1.0);
+    distance(p, Point::new(a.x + t * dx, a.y + t * dy))
+}
+
+/// Checks boxes and ids.
+fn validate(elements: &[Element], labels: &[Label]) -> Result<(), EdgeError> {
+    let mut seen = HashSet::new();
+    let items = elements
+        .iter()
+        .map(|e| (&e.id, &e.bbox))
+        .chain(labels.iter().map(|l| (&l.id, &l.bbox)));
+    for (id, b) in items {
+        if !b.is_finite() || !b.is_ordered() {
+            return Err(EdgeError::BadBox { id: id.clone() });
+        }
+        if !seen.insert(id.as_str()) {
+            return Err(EdgeError::DuplicateId { id: id.clone() });
+        }
+    }
+    Ok(())
+}
+
+/// Recovers the edges between `elements` drawn inside `region` (source pixels) of `image`, and attaches `labels`
+/// to them. `direction` is the layout direction (Netron's default is vertical). All stages are described in the
+/// module doc; the result's edges are sorted by (to, from) and carry the traced curves in source pixels.
+pub fn recover_edges(
+    image: &RgbImage,
+    region: BBox,
+    elements: &[Element],
+    labels: &[Label],
+    direction: Direction,
+    params: &EdgeParams,
+) -> Result<EdgeResult, EdgeError> {
+    validate(elements, labels)?;
+    let unit = params
+        .unit_px
+        .or_else(|| estimate_unit(elements, labels))
+        .unwrap_or(params.fallback_unit_px);
+    let frame = work_frame(
+        image.width(),
+        image.height(),
+        region,
+        unit,
+        direction,
+        params,
+    )?;
+    let ink = ink_map(image, frame, elements, labels, params);
+    let terminals = find_terminals(&ink, elements, params);
+    let traces: Vec<Trace> = terminals
+        .iter()
+        .map(|t| trace_terminal(&ink, elements, t, params))
+        .collect();
+
+    let mut debug = EdgeDebug {
+        frame,
+        polarity: ink.polarity,
+        threshold: ink.threshold,
+        terminals: terminals.len(),
+        traced_to_source: 0,
+        left_region: 0,
+        lost: 0,
+        dropped: 0,
+        overlay: RgbImage::new(1, 1),
+    };
+    let mut edges: Vec<RecoveredEdge> = Vec::new();
+    for t in &traces {
+        let (source, side) = match t.end {
+            TraceEnd::Source(k, side) => {
+                debug.traced_to_source += 1;
+                (k, side)
+            }
+            TraceEnd::LeftRegion => {
+                debug.left_region += 1;
+                continue;
+            }
+            TraceEnd::Lost => {
+                debug.lost += 1;
+                continue;
+            }
+        };
+        let coverage = t.on_ink / (t.on_ink + t.gap).max(1e-3);
+        let side_factor = if side == Side::Bottom { 1.0 } else { 0.8 };
+        let confidence = (coverage * side_factor).clamp(0.0, 1.0);
+        if confidence < params.min_confidence {
+            debug.dropped += 1;
+            continue;
+        }
+        let (from_side, to_side) = if frame.transposed {
+            (transpose_side(side), transpose_side(t.terminal.side))
+        } else {
+            (side, t.terminal.side)
+        };
+        edges.push(RecoveredEdge {
+            from: elements[source].id.clone(),
+            to: elements[t.terminal.element].id.clone(),
+            label: None,
+            confidence,
+            points: t.points.iter().rev().map(|p| frame.to_source(*p)).collect(),
+            from_side,
+            to_side,
+        });
+    }
+    // One edge per (from, to): two terminals traced to the same pair are one edge seen twice (e.g. a split run).
+    edges.sort_by(|a, b| {
+        (&a.to, &a.from)
+            .cmp(&(&b.to, &b.from))
+            .then(b.confidence.total_cmp(&a.confidence))
+    });
+    let before = edges.len();
+    edges.dedup_by(|a, b| a.from == b.from && a.to == b.to);
+    debug.dropped += before - edges.len();
+    attach_labels(&mut edges, labels, &frame, params);
+    debug.overlay = draw_overlay(&ink, &terminals, &traces);
+    Ok(EdgeResult { edges, debug })
+}
+
+fn transpose_side(s: Side) -> Side {
+    match s {
+        Side::Top => Side::Left,
+        Side::Bottom => Side::Right,
+        Side::Left => Side::Top,
+        Side::Right => Side::Bottom,
+    }
+}
+
+/// The debug overlay in source orientation (see [`EdgeDebug::overlay`]).
+fn draw_overlay(ink: &InkMap, terminals: &[Terminal], traces: &[Trace]) -> RgbImage {
+    let f = &ink.frame;
+    let (w, h) = if f.transposed {
+        (f.height, f.width)
+    } else {
+        (f.width, f.height)
+    };
+    let mut img = RgbImage::new(w, h);
+    let to_img = |x: u32, y: u32| if f.transposed { (y, x) } else { (x, y) };
+    for y in 0..f.height {
+        for x in 0..f.width {
+            let i = (y * f.width + x) as usize;
+            let s = ink.strength[i];
+            let g = (255.0 - 220.0 * s) as u8;
+            let px = match ink.owner[i] {
+                0 => Rgb([g, g, g]),
+                o if o & LABEL_FLAG != 0 => Rgb([200, 235, 200]),
+                _ => Rgb([200, 210, 240]),
+            };
+            let (ix, iy) = to_img(x, y);
+            img.put_pixel(ix, iy, px);
+        }
+    }
+    let put = |p: Point, c: Rgb<u8>, img: &mut RgbImage| {
+        if p.x >= 0.0 && p.y >= 0.0 && (p.x as u32) < f.width && (p.y as u32) < f.height {
+            let (ix, iy) = to_img(p.x as u32, p.y as u32);
+            img.put_pixel(ix, iy, c);
+        }
+    };
+    const PALETTE: [[u8; 3]; 6] = [
+        [220, 30, 160],
+        [30, 120, 230],
+        [0, 170, 90],
+        [150, 60, 220],
+        [0, 160, 180],
+        [190, 150, 0],
+    ];
+    for (k, t) in traces.iter().enumerate() {
+        let c = match t.end {
+            TraceEnd::Source(..) => Rgb(PALETTE[k % PALETTE.len()]),
+            _ => Rgb([255, 140, 0]),
+        };
+        for p in &t.points {
+            put(*p, c, &mut img);
+        }
+    }
+    for t in terminals {
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                put(
+                    Point::new(t.at.x + dx as f32, t.at.y + dy as f32),
+                    Rgb([255, 0, 0]),
+                    &mut img,
+                );
+            }
+        }
+    }
+    img
+}

@@ -1,0 +1,284 @@
+//! Text reading (tensor-shape labels, graph input/output names, weight rows): text crops →
+//! `models/ocr.onnx` → greedy CTC decoding.
+//!
+//! Contract (`models/ocr.MODEL.md`, reference `train/ocr.py::preprocess_text` + `to_ocr_tensor` +
+//! `ctc_greedy_ids`):
+//! - grey: Pillow's `convert("L")` of the full-resolution upright RGB source ([`crate::resample::luma`]);
+//! - crop: the text box grown by `crop_pad_fraction` (0.15) × box height on every side, clipped to the image;
+//! - resize: to height `input_height` (48) keeping the aspect, width
+//!   `w = clamp(round(crop_w · 48 / crop_h), 1, 160)` (round half to even, as Python), antialiased bilinear over
+//!   the fractional box ([`crate::resample`], bit-exact with Pillow);
+//! - pad: columns `w..160` take the mean grey of the resized crop's border (top row, bottom row, left column,
+//!   right column, corners counted twice);
+//! - normalise: `v / 127.5 − 1` (float32, `[−1, 1]`), layout `[N, 1, 48, 160]`;
+//! - output `logits [N, T, C]` (T = 40 steps, C = blank + symbols); decoding: argmax per step, collapse
+//!   repeats, drop the blank (class 0).
+
+use image::RgbImage;
+use tract_onnx::prelude::Tensor;
+
+use crate::error::ScanError;
+use crate::graph::BBox;
+use crate::models::Model;
+use crate::resample;
+use crate::vocab::Alphabet;
+
+const STAGE: &str = "ocr";
+
+/// Tuning of [`TextReader`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReadParams {
+    /// Crops per model run (the model takes any batch size). Default 32.
+    pub batch_size: usize,
+}
+
+impl Default for ReadParams {
+    fn default() -> Self {
+        ReadParams { batch_size: 32 }
+    }
+}
+
+/// The text read from one box.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextRead {
+    /// The decoded text (may be empty when the model emits only blanks).
+    pub text: String,
+    /// Probability of the greedy CTC path: the product over all time steps of the top softmax probability
+    /// (blank steps included, so a confidently dropped or doubted character lowers it too). In `[0, 1]`.
+    pub confidence: f32,
+}
+
+/// The OCR reader: a loaded `ocr.onnx` plan plus its alphabet. `Send + Sync`.
+#[derive(Debug, Clone)]
+pub struct TextReader {
+    model: Model,
+    alphabet: Alphabet,
+    params: ReadParams,
+}
+
+impl TextReader {
+    /// Wraps a loaded OCR model. Its output shape is checked against `alphabet` on every run.
+    pub fn new(model: Model, alphabet: Alphabet, params: ReadParams) -> TextReader {
+        TextReader {
+            model,
+            alphabet,
+            params,
+        }
+    }
+
+    /// The alphabet.
+    pub fn alphabet(&self) -> &Alphabet {
+        &self.alphabet
+    }
+
+    /// Reads every text box (source-image pixels of `image`, the full-resolution upright frame). One result
+    /// per box, in order. Errors: a box that is not finite and ordered or does not overlap the image
+    /// ([`ScanError::Input`]); a failed run or logits not shaped `[n, time_steps, classes]`
+    /// ([`ScanError::Inference`]).
+    pub fn read(&self, image: &RgbImage, boxes: &[BBox]) -> Result<Vec<TextRead>, ScanError> {
+        let mut out = Vec::with_capacity(boxes.len());
+        let classes = self.alphabet.classes();
+        for chunk in boxes.chunks(self.params.batch_size.max(1)) {
+            let input = ocr_input(image, chunk, &self.alphabet)?;
+            let logits =
+                self.model
+                    .run(input)?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| ScanError::Inference {
+                        stage: STAGE,
+                        message: "no output".into(),
+                    })?;
+            let view = logits
+                .to_plain_array_view::<f32>()
+                .map_err(|e| ScanError::inference(STAGE, e))?;
+            let shape = view.shape().to_vec();
+            if shape.len() != 3 || shape[0] != chunk.len() || shape[1] == 0 || shape[2] != classes {
+                return Err(ScanError::Inference {
+                    stage: STAGE,
+                    message: format!(
+                        "logits shape {shape:?}, expected [{}, T, {classes}]",
+                        chunk.len()
+                    ),
+                });
+            }
+            let flat: Vec<f32> = view.iter().copied().collect();
+            for row in flat.chunks_exact(shape[1] * classes) {
+                let path = ctc_greedy(row, classes);
+                out.push(TextRead {
+                    text: self.alphabet.decode(&path.classes),
+                    confidence: path.confidence,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Greedy CTC decoding of one crop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CtcPath {
+    /// Emitted classes (≥ 1) after collapsing repeats and dropping blanks.
+    pub classes: Vec<usize>,
+    /// Product over steps of the top softmax probability (see [`TextRead::confidence`]).
+    pub confidence: f32,
+}
+
+/// Decodes one crop's logits, `T × classes` row-major (`logits.len()` a multiple of `classes`): at each step
+/// the argmax class (the lowest index on ties), consecutive equal classes collapsed, class 0 (blank) dropped.
+/// `classes == 0` or an empty input decodes to nothing with confidence 1.
+pub fn ctc_greedy(logits: &[f32], classes: usize) -> CtcPath {
+    let mut out = Vec::new();
+    let mut log_conf = 0f64;
+    let mut prev = 0usize;
+    if classes > 0 {
+        for step in logits.chunks_exact(classes) {
+            let (best, max) =
+                step.iter()
+                    .enumerate()
+                    .fold((0usize, f32::NEG_INFINITY), |(bi, bv), (i, &v)| {
+                        if v > bv {
+                            (i, v)
+                        } else {
+                            (bi, bv)
+                        }
+                    });
+            // log softmax of the top class: −log Σ exp(v − max).
+            let denom: f64 = step.iter().map(|&v| f64::from(v - max).exp()).sum();
+            log_conf -= denom.ln();
+            if best != prev && best != 0 {
+                out.push(best);
+            }
+            prev = best;
+        }
+    }
+    let confidence = log_conf.exp() as f32;
+    CtcPath {
+        classes: out,
+        confidence: if confidence.is_finite() {
+            confidence
+        } else {
+            0.0
+        },
+    }
+}
+
+/// The source region cut for a text box: the box grown by `pad_fraction` × its height on every side, clipped to
+/// `[0, width] × [0, height]`, in f64 as the Python reference computes it. `None` when the box is not finite
+/// and ordered or the clipped region is empty.
+pub fn text_region(width: u32, height: u32, text: &BBox, pad_fraction: f64) -> Option<[f64; 4]> {
+    if !text.is_finite() || !text.is_ordered() {
+        return None;
+    }
+    let (x0, y0, x1, y1) = (
+        f64::from(text.x0),
+        f64::from(text.y0),
+        f64::from(text.x1),
+        f64::from(text.y1),
+    );
+    let pad = (y1 - y0) * pad_fraction;
+    let r = [
+        (x0 - pad).max(0.0),
+        (y0 - pad).max(0.0),
+        (x1 + pad).min(f64::from(width)),
+        (y1 + pad).min(f64::from(height)),
+    ];
+    // Pillow gets the region as f32: it must stay non-empty after that rounding.
+    ((r[0] as f32) < (r[2] as f32) && (r[1] as f32) < (r[3] as f32)).then_some(r)
+}
+
+/// Resized width of a crop `crop_w × crop_h` scaled to height `out_h`: `clamp(round(crop_w · out_h / crop_h),
+/// 1, max_w)` with Python's round half to even.
+pub fn text_width(crop_w: f64, crop_h: f64, out_h: u32, max_w: u32) -> u32 {
+    let w = (crop_w * f64::from(out_h) / crop_h.max(1e-6)).round_ties_even();
+    w.clamp(1.0, f64::from(max_w)) as u32
+}
+
+/// One text crop before padding and normalisation: 8-bit grey, `input_height` rows × `w` columns
+/// (`w ≤ input_width`), row-major. Returns `(pixels, w)`. Error: see [`text_region`].
+pub fn text_crop(
+    image: &RgbImage,
+    text: &BBox,
+    alphabet: &Alphabet,
+) -> Result<(Vec<u8>, u32), ScanError> {
+    let bad = || ScanError::Input {
+        stage: STAGE,
+        message: format!(
+            "text box [{}, {}, {}, {}] is not a finite, ordered box overlapping the {}×{} image",
+            text.x0,
+            text.y0,
+            text.x1,
+            text.y1,
+            image.width(),
+            image.height()
+        ),
+    };
+    let r = text_region(
+        image.width(),
+        image.height(),
+        text,
+        alphabet.crop_pad_fraction,
+    )
+    .ok_or_else(bad)?;
+    let w = text_width(
+        r[2] - r[0],
+        r[3] - r[1],
+        alphabet.input_height,
+        alphabet.input_width,
+    );
+    let region = [r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32];
+    let pixels =
+        resample::resize_luma_box(image, region, w, alphabet.input_height).ok_or_else(bad)?;
+    Ok((pixels, w))
+}
+
+/// Mean of the border pixels of a `w`-wide grey crop (top row, bottom row, left column, right column; corners
+/// counted twice), in f64 like numpy.
+pub fn border_mean(pixels: &[u8], w: usize) -> f64 {
+    if w == 0 || pixels.is_empty() {
+        return 0.0;
+    }
+    let h = pixels.len() / w;
+    let row = |y: usize| {
+        pixels[y * w..(y + 1) * w]
+            .iter()
+            .map(|&v| u64::from(v))
+            .sum::<u64>()
+    };
+    let col = |x: usize| (0..h).map(|y| u64::from(pixels[y * w + x])).sum::<u64>();
+    let sum = row(0) + row(h - 1) + col(0) + col(w - 1);
+    sum as f64 / (2 * w + 2 * h) as f64
+}
+
+/// Writes one crop (`pixels`, `w` columns) into `out` (`input_height × input_width` floats): `v / 127.5 − 1` in
+/// float32 for columns `< w`, the border mean normalised the same way (in f64, then rounded) beyond.
+pub fn normalise_into(pixels: &[u8], w: usize, input_width: usize, out: &mut [f32]) {
+    let pad = (border_mean(pixels, w) / 127.5 - 1.0) as f32;
+    for (src, dst) in pixels
+        .chunks_exact(w)
+        .zip(out.chunks_exact_mut(input_width))
+    {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = f32::from(v) / 127.5 - 1.0;
+        }
+        dst[w..].fill(pad);
+    }
+}
+
+/// The OCR input for `boxes`: float32 `[N, 1, input_height, input_width]`. Errors: see [`text_crop`].
+pub fn ocr_input(
+    image: &RgbImage,
+    boxes: &[BBox],
+    alphabet: &Alphabet,
+) -> Result<Tensor, ScanError> {
+    let (h, w) = (
+        alphabet.input_height as usize,
+        alphabet.input_width as usize,
+    );
+    let mut data = vec![0f32; boxes.len() * h * w];
+    for (b, out) in boxes.iter().zip(data.chunks_exact_mut(h * w)) {
+        let (pixels, cw) = text_crop(image, b, alphabet)?;
+        normalise_into(&pixels, cw as usize, w, out);
+    }
+    Tensor::from_shape(&[boxes.len(), 1, h, w], &data).map_err(|e| ScanError::inference(STAGE, e))
+}

@@ -1,0 +1,467 @@
+//! The one-call pipeline: image → graph JSON.
+//!
+//! [`Scanner::scan_rgb`] runs, in order:
+//! 1. quality gate ([`crate::quality`]): reported in [`ScanResult::quality`], never a reason to refuse a scan;
+//! 2. cropper ([`crate::crop`]): the padded canvas box and its confidence. Below
+//!    [`ScanParams::min_canvas_confidence`] the image is taken to show no graph and an empty graph is returned
+//!    (canvas = the cropper's box with its low confidence): nothing is invented;
+//! 3. detector ([`crate::detect`]) inside the crop: node cards, tensor labels, inputs, outputs;
+//! 4. title boxes ([`crate::classify::estimate_title_boxes`]) and operator classification, one batched run;
+//! 5. OCR ([`crate::read`]) of tensor labels, input and output pills, one batched run; shapes parsed from the
+//!    label texts ([`crate::graph::parse_shape_text`], inside assembly);
+//! 6. layout direction ([`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]) and assembly
+//!    ([`crate::assemble::assemble`]) into schema-v1 graph JSON.
+//!
+//! A [`Scanner`] is `Send + Sync`: the models are shared, immutable tract plans, so one scanner serves any
+//! number of threads.
+
+use std::path::Path;
+use std::time::Instant;
+
+use image::RgbImage;
+
+use crate::assemble::{self, Detections, LabelDetection, NodeDetection, PortDetection};
+use crate::classify::{self, Classifier, ClassifyParams, OpPrediction};
+use crate::crop::{CropParams, CropResult, Cropper};
+use crate::detect::{DetClass, DetectDebug, DetectParams, Detection, Detector};
+use crate::edges::{self, EdgeParams, RecoveredEdge};
+use crate::error::ScanError;
+use crate::frame::{self, FrameInfo};
+use crate::graph::{BBox, Canvas, Direction, GraphJson, ImageSize};
+use crate::models::ModelSet;
+use crate::quality::{self, FrameQuality, QualityParams};
+use crate::read::{ReadParams, TextRead, TextReader};
+
+/// All tunable parameters of a scan. `Default` is the documented behaviour.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanParams {
+    pub quality: QualityParams,
+    pub crop: CropParams,
+    pub detect: DetectParams,
+    pub classify: ClassifyParams,
+    pub read: ReadParams,
+    pub edges: EdgeParams,
+    /// Below this cropper confidence the image is taken to show no graph: the result has no elements.
+    /// Default 0.5 (on the cropper's own scale: the projections are mostly below 0.5 when nothing is there).
+    pub min_canvas_confidence: f32,
+    /// Layout direction; `None` estimates it from the detections ([`estimate_direction`]).
+    pub direction: Option<Direction>,
+    /// Fill [`ScanResult::debug`].
+    pub debug: bool,
+}
+
+impl Default for ScanParams {
+    fn default() -> Self {
+        ScanParams {
+            quality: QualityParams::default(),
+            crop: CropParams::default(),
+            detect: DetectParams::default(),
+            classify: ClassifyParams::default(),
+            read: ReadParams::default(),
+            edges: EdgeParams::default(),
+            min_canvas_confidence: 0.5,
+            direction: None,
+            debug: false,
+        }
+    }
+}
+
+/// Wall time per stage, milliseconds. `decode` is 0 for [`Scanner::scan_rgb`]; `assemble` includes edge
+/// recovery.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct StageTimings {
+    pub decode: f64,
+    pub quality: f64,
+    pub crop: f64,
+    pub detect: f64,
+    pub classify: f64,
+    pub read: f64,
+    pub assemble: f64,
+}
+
+impl StageTimings {
+    /// Sum of all stages.
+    pub fn total(&self) -> f64 {
+        self.decode
+            + self.quality
+            + self.crop
+            + self.detect
+            + self.classify
+            + self.read
+            + self.assemble
+    }
+}
+
+/// Intermediate results, for overlays and diagnosis (only with [`ScanParams::debug`]).
+#[derive(Debug, Clone)]
+pub struct ScanDebug {
+    pub crop: CropResult,
+    /// Every detection, source px, by descending score.
+    pub detections: Vec<Detection>,
+    pub detect: DetectDebug,
+    /// Title box of each graph node (`graph.nodes[k]` ↔ `title_boxes[k]`).
+    pub title_boxes: Vec<BBox>,
+    /// Classifier output per graph node.
+    pub ops: Vec<OpPrediction>,
+    /// OCR per tensor label, input and output (in graph order: tensors, then inputs, then outputs).
+    pub texts: Vec<TextRead>,
+    /// Edges as recovered (with traced curves).
+    pub edges: Vec<RecoveredEdge>,
+    /// The layout direction used.
+    pub direction: Direction,
+}
+
+/// Result of one scan.
+#[derive(Debug, Clone)]
+pub struct ScanResult {
+    pub graph: GraphJson,
+    pub quality: FrameQuality,
+    pub timings: StageTimings,
+    pub debug: Option<ScanDebug>,
+}
+
+/// The pipeline with its models loaded. `Send + Sync`; cheap to clone (models are shared).
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    cropper: Cropper,
+    detector: Detector,
+    classifier: Classifier,
+    reader: TextReader,
+    params: ScanParams,
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Estimates the layout direction from detected boxes: vertical when the node centres spread more along y (in
+/// node heights) than along x (in node widths), and, when both graph inputs and outputs are seen, when the
+/// outputs lie further below the inputs (in node heights) than to their right (in node widths). Netron ranks
+/// nodes along the flow, so the flow axis carries the larger spread. Fewer than two nodes and no input/output
+/// pair: vertical (Netron's default).
+pub fn estimate_direction(nodes: &[BBox], inputs: &[BBox], outputs: &[BBox]) -> Direction {
+    let mean = |v: &mut dyn Iterator<Item = f32>| {
+        let (s, n) = v.fold((0.0f64, 0usize), |(s, n), x| (s + f64::from(x), n + 1));
+        (n > 0).then(|| s / n as f64)
+    };
+    let all: Vec<&BBox> = nodes.iter().chain(inputs).chain(outputs).collect();
+    let (Some(w), Some(h)) = (
+        mean(&mut all.iter().map(|b| b.width())),
+        mean(&mut all.iter().map(|b| b.height())),
+    ) else {
+        return Direction::Vertical;
+    };
+    if w <= 0.0 || h <= 0.0 {
+        return Direction::Vertical;
+    }
+    // Flow evidence from inputs → outputs.
+    let centre = |bs: &[BBox]| {
+        let cx = mean(&mut bs.iter().map(|b| (b.x0 + b.x1) * 0.5))?;
+        let cy = mean(&mut bs.iter().map(|b| (b.y0 + b.y1) * 0.5))?;
+        Some((cx, cy))
+    };
+    if let (Some(a), Some(b)) = (centre(inputs), centre(outputs)) {
+        let (dx, dy) = (((b.0 - a.0) / w).abs(), ((b.1 - a.1) / h).abs());
+        if (dx - dy).abs() > 1.0 {
+            return if dy >= dx {
+                Direction::Vertical
+            } else {
+                Direction::Horizontal
+            };
+        }
+    }
+    if nodes.len() < 2 {
+        return Direction::Vertical;
+    }
+    let spread = |v: Vec<f64>| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64).sqrt()
+    };
+    let sx = spread(
+        nodes
+            .iter()
+            .map(|b| f64::from(b.x0 + b.x1) * 0.5 / w)
+            .collect(),
+    );
+    let sy = spread(
+        nodes
+            .iter()
+            .map(|b| f64::from(b.y0 + b.y1) * 0.5 / h)
+            .collect(),
+    );
+    if sx > 1.5 * sy {
+        Direction::Horizontal
+    } else {
+        Direction::Vertical
+    }
+}
+
+impl Scanner {
+    /// A scanner over the bundled models with default parameters.
+    pub fn new() -> Result<Scanner, ScanError> {
+        Scanner::with_params(&ModelSet::bundled()?, ScanParams::default())
+    }
+
+    /// A scanner over the models in `dir` (hash-checked, see [`ModelSet::from_dir`]).
+    pub fn from_dir(dir: &Path) -> Result<Scanner, ScanError> {
+        Scanner::with_params(&ModelSet::from_dir(dir)?, ScanParams::default())
+    }
+
+    /// A scanner over loaded models with explicit parameters.
+    pub fn with_params(models: &ModelSet, params: ScanParams) -> Result<Scanner, ScanError> {
+        Ok(Scanner {
+            cropper: Cropper::with_params(&models.cropper, params.crop)?,
+            detector: Detector::with_params(&models.detector, params.detect)?,
+            classifier: Classifier::new(
+                models.classifier.clone(),
+                models.vocab.clone(),
+                params.classify,
+            ),
+            reader: TextReader::new(models.ocr.clone(), models.alphabet.clone(), params.read),
+            params,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &ScanParams {
+        &self.params
+    }
+
+    /// Decodes a JPEG or PNG file and scans it.
+    pub fn scan_file(&self, path: &Path) -> Result<ScanResult, ScanError> {
+        let t = Instant::now();
+        let image = frame::decode_file(path)?;
+        let decode = ms(t);
+        let mut r = self.scan_rgb(&image)?;
+        r.timings.decode = decode;
+        Ok(r)
+    }
+
+    /// Scans an encoded JPEG or PNG in memory.
+    pub fn scan_bytes(&self, data: &[u8]) -> Result<ScanResult, ScanError> {
+        let t = Instant::now();
+        let image = frame::decode_bytes(data)?;
+        let decode = ms(t);
+        let mut r = self.scan_rgb(&image)?;
+        r.timings.decode = decode;
+        Ok(r)
+    }
+
+    /// Scans a raw camera frame (layout in `info`, see [`FrameInfo`]). A buffer of the wrong size is
+    /// [`ScanError::Frame`].
+    pub fn scan_frame(&self, data: &[u8], info: &FrameInfo) -> Result<ScanResult, ScanError> {
+        let t = Instant::now();
+        let image = frame::frame_to_rgb(data, info)?;
+        let decode = ms(t);
+        let t = Instant::now();
+        let q = quality::assess_frame(data, info, &self.params.quality)?;
+        let quality_ms = ms(t);
+        let mut r = self.scan_with_quality(&image, q)?;
+        r.timings.decode = decode;
+        r.timings.quality = quality_ms;
+        Ok(r)
+    }
+
+    /// Scans an upright 8-bit RGB image.
+    pub fn scan_rgb(&self, image: &RgbImage) -> Result<ScanResult, ScanError> {
+        let t = Instant::now();
+        let q = quality::assess_rgb(image, &self.params.quality);
+        let quality_ms = ms(t);
+        let mut r = self.scan_with_quality(image, q)?;
+        r.timings.quality = quality_ms;
+        Ok(r)
+    }
+
+    fn scan_with_quality(
+        &self,
+        image: &RgbImage,
+        quality: FrameQuality,
+    ) -> Result<ScanResult, ScanError> {
+        if image.width() == 0 || image.height() == 0 {
+            return Err(ScanError::Input {
+                stage: "scan",
+                message: format!("empty image {}x{}", image.width(), image.height()),
+            });
+        }
+        let mut timings = StageTimings::default();
+        let size = ImageSize {
+            width: image.width(),
+            height: image.height(),
+        };
+
+        let t = Instant::now();
+        let crop = self.cropper.run(image)?;
+        timings.crop = ms(t);
+        let canvas = Canvas {
+            bbox: crop.bbox,
+            confidence: crop.confidence,
+        };
+        if crop.confidence < self.params.min_canvas_confidence {
+            let t = Instant::now();
+            let graph = assemble::assemble(size, canvas, &Detections::default(), &[], None)?;
+            timings.assemble = ms(t);
+            let debug = self.params.debug.then(|| ScanDebug {
+                crop,
+                detections: Vec::new(),
+                detect: DetectDebug::default(),
+                title_boxes: Vec::new(),
+                ops: Vec::new(),
+                texts: Vec::new(),
+                edges: Vec::new(),
+                direction: Direction::Vertical,
+            });
+            return Ok(ScanResult {
+                graph,
+                quality,
+                timings,
+                debug,
+            });
+        }
+
+        let t = Instant::now();
+        let (detections, detect_debug) = self.detector.run_debug(image, crop.bbox)?;
+        timings.detect = ms(t);
+        let of = |c: DetClass| -> Vec<&Detection> {
+            detections.iter().filter(|d| d.class == c).collect()
+        };
+        let (nodes, labels, inputs, outputs) = (
+            of(DetClass::Node),
+            of(DetClass::Tensor),
+            of(DetClass::Input),
+            of(DetClass::Output),
+        );
+        let boxes = |v: &[&Detection]| -> Vec<BBox> { v.iter().map(|d| d.bbox).collect() };
+        let (node_boxes, label_boxes, input_boxes, output_boxes) = (
+            boxes(&nodes),
+            boxes(&labels),
+            boxes(&inputs),
+            boxes(&outputs),
+        );
+        let direction = self
+            .params
+            .direction
+            .unwrap_or_else(|| estimate_direction(&node_boxes, &input_boxes, &output_boxes));
+
+        let t = Instant::now();
+        let title_boxes = classify::estimate_title_boxes(&node_boxes, &label_boxes, direction);
+        let ops = if title_boxes.is_empty() {
+            Vec::new()
+        } else {
+            self.classifier.classify(image, &title_boxes)?
+        };
+        timings.classify = ms(t);
+
+        let t = Instant::now();
+        let text_boxes: Vec<BBox> = label_boxes
+            .iter()
+            .chain(&input_boxes)
+            .chain(&output_boxes)
+            .copied()
+            .collect();
+        let texts = if text_boxes.is_empty() {
+            Vec::new()
+        } else {
+            self.reader.read(image, &text_boxes)?
+        };
+        timings.read = ms(t);
+
+        let t = Instant::now();
+        let (label_texts, rest) = texts.split_at(labels.len().min(texts.len()));
+        let (input_texts, output_texts) = rest.split_at(inputs.len().min(rest.len()));
+        let port = |(d, r): (&&Detection, &TextRead)| PortDetection {
+            bbox: d.bbox,
+            confidence: d.score * r.confidence,
+            name: r.text.clone(),
+            truncated: None,
+        };
+        let found = Detections {
+            nodes: nodes
+                .iter()
+                .zip(&ops)
+                .map(|(d, op)| NodeDetection {
+                    bbox: d.bbox,
+                    confidence: d.score,
+                    op: op.op.clone(),
+                    op_confidence: op.confidence,
+                    weights: Vec::new(),
+                    truncated: None,
+                })
+                .collect(),
+            inputs: inputs.iter().zip(input_texts).map(port).collect(),
+            outputs: outputs.iter().zip(output_texts).map(port).collect(),
+            labels: labels
+                .iter()
+                .zip(label_texts)
+                .map(|(d, r)| LabelDetection {
+                    bbox: d.bbox,
+                    confidence: d.score * r.confidence,
+                    text: r.text.clone(),
+                })
+                .collect(),
+        };
+        let edge_result = edges::recover_edges(
+            image,
+            crop.bbox,
+            &found.edge_elements(),
+            &found.edge_labels(),
+            direction,
+            &self.params.edges,
+        )?;
+        let mut graph =
+            assemble::assemble(size, canvas, &found, &edge_result.edges, Some(direction))?;
+        for (node, title) in graph.nodes.iter_mut().zip(&title_boxes) {
+            node.title_box = Some(*title);
+        }
+        timings.assemble = ms(t);
+
+        let debug = self.params.debug.then(|| ScanDebug {
+            crop,
+            detections: detections.clone(),
+            detect: detect_debug,
+            title_boxes,
+            ops,
+            texts,
+            edges: edge_result.edges,
+            direction,
+        });
+        Ok(ScanResult {
+            graph,
+            quality,
+            timings,
+            debug,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scanner_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Scanner>();
+    }
+
+    #[test]
+    fn direction_from_node_spread() {
+        let chain: Vec<BBox> = (0..6)
+            .map(|k| BBox::new(100.0, 60.0 * k as f32, 180.0, 60.0 * k as f32 + 30.0))
+            .collect();
+        assert_eq!(estimate_direction(&chain, &[], &[]), Direction::Vertical);
+        let row: Vec<BBox> = (0..6)
+            .map(|k| BBox::new(120.0 * k as f32, 100.0, 120.0 * k as f32 + 80.0, 130.0))
+            .collect();
+        assert_eq!(estimate_direction(&row, &[], &[]), Direction::Horizontal);
+        assert_eq!(estimate_direction(&[], &[], &[]), Direction::Vertical);
+    }
+
+    #[test]
+    fn direction_from_inputs_to_outputs() {
+        let i = [BBox::new(0.0, 100.0, 60.0, 120.0)];
+        let o = [BBox::new(900.0, 100.0, 960.0, 120.0)];
+        assert_eq!(estimate_direction(&[], &i, &o), Direction::Horizontal);
+        let o = [BBox::new(0.0, 900.0, 60.0, 920.0)];
+        assert_eq!(estimate_direction(&[], &i, &o), Direction::Vertical);
+    }
+}

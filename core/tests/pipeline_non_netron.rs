@@ -1,0 +1,31 @@
+//! Pictures without a Netron graph (`tests/fixtures/non_netron/`: a text page, a desktop screenshot, noise, a
+//! photo-like scene) must give an empty graph at the default parameters: nothing invented.
+
+use std::path::Path;
+
+use netron_ocr_core::scanner::Scanner;
+
+#[test]
+fn non_netron_images_give_no_nodes() {
+    let scanner = Scanner::new().expect("bundled models load");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/non_netron");
+    let mut seen = 0;
+    for name in ["document.png", "desktop.png", "noise.jpg", "scene.jpg"] {
+        let r = scanner.scan_file(&dir.join(name)).expect("scan succeeds");
+        let g = &r.graph;
+        eprintln!(
+            "{name}: canvas confidence {:.3}, {} nodes, {} tensors, {} inputs, {} outputs, {} edges",
+            g.canvas.confidence,
+            g.nodes.len(),
+            g.tensors.len(),
+            g.inputs.len(),
+            g.outputs.len(),
+            g.edges.len()
+        );
+        assert!(g.check().is_empty());
+        assert_eq!(g.nodes.len(), 0, "{name}: nodes invented");
+        assert_eq!(g.edges.len(), 0, "{name}: edges invented");
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+}

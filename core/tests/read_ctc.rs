@@ -1,0 +1,92 @@
+//! Greedy CTC decoding and the OCR crop geometry helpers on hand-made inputs.
+
+use netron_ocr_core::read::{border_mean, ctc_greedy, text_width};
+
+const C: usize = 4; // blank + 3 symbols
+
+/// Logits for a path: at each step, `hi` for the chosen class and 0 elsewhere.
+fn path(classes: &[usize], hi: f32) -> Vec<f32> {
+    classes
+        .iter()
+        .flat_map(|&k| (0..C).map(move |c| if c == k { hi } else { 0.0 }))
+        .collect()
+}
+
+#[test]
+fn collapses_repeats_and_drops_blanks() {
+    let p = ctc_greedy(&path(&[0, 1, 1, 0, 1, 2, 2, 2, 0, 0, 3], 10.0), C);
+    assert_eq!(
+        p.classes,
+        vec![1, 1, 2, 3],
+        "a blank between equal classes keeps both"
+    );
+    let p = ctc_greedy(&path(&[1, 1, 1, 1], 10.0), C);
+    assert_eq!(p.classes, vec![1]);
+    let p = ctc_greedy(&path(&[0, 0, 0], 10.0), C);
+    assert!(p.classes.is_empty());
+    let p = ctc_greedy(&path(&[2, 3, 2], 10.0), C);
+    assert_eq!(p.classes, vec![2, 3, 2]);
+}
+
+#[test]
+fn confidence_is_the_greedy_path_probability() {
+    // Top logit 2 against three zeros: p = e² / (e² + 3) per step.
+    let steps = [1, 0, 2];
+    let p = ctc_greedy(&path(&steps, 2.0), C);
+    let per_step = 2f64.exp() / (2f64.exp() + 3.0);
+    assert!(
+        (f64::from(p.confidence) - per_step.powi(3)).abs() < 1e-6,
+        "{}",
+        p.confidence
+    );
+    // Shift invariance: adding a constant to a step's logits changes nothing.
+    let mut shifted = path(&steps, 2.0);
+    shifted[4..8].iter_mut().for_each(|v| *v += 100.0);
+    let q = ctc_greedy(&shifted, C);
+    assert_eq!(q.classes, p.classes);
+    assert!((q.confidence - p.confidence).abs() < 1e-6);
+    // A confident path is near 1; an even split is 1/C per step.
+    assert!(ctc_greedy(&path(&[1, 2], 30.0), C).confidence > 0.999);
+    let flat = ctc_greedy(&[0.0; 2 * C], C);
+    assert!((flat.confidence - 1.0 / 16.0).abs() < 1e-6);
+    assert!(
+        flat.classes.is_empty(),
+        "ties go to the lowest class, the blank"
+    );
+}
+
+#[test]
+fn degenerate_inputs_decode_to_nothing() {
+    assert!(ctc_greedy(&[], C).classes.is_empty());
+    assert!(ctc_greedy(&[1.0, 2.0], 0).classes.is_empty());
+    let nan = ctc_greedy(&[f32::NAN; C], C);
+    assert!(nan.classes.is_empty());
+    assert!((0.0..=1.0).contains(&nan.confidence) || nan.confidence == 0.0);
+}
+
+#[test]
+fn text_width_rounds_half_to_even_and_clamps() {
+    assert_eq!(text_width(100.0, 48.0, 48, 160), 100);
+    assert_eq!(
+        text_width(10.5, 48.0, 48, 160),
+        10,
+        "10.5 → 10 (half to even)"
+    );
+    assert_eq!(text_width(11.5, 48.0, 48, 160), 12, "11.5 → 12");
+    assert_eq!(text_width(1000.0, 10.0, 48, 160), 160);
+    assert_eq!(text_width(0.001, 10.0, 48, 160), 1);
+    assert_eq!(
+        text_width(5.0, 0.0, 48, 160),
+        160,
+        "zero height: as Python's max(h, 1e-6)"
+    );
+}
+
+#[test]
+fn border_mean_counts_corners_twice() {
+    // 3 rows × 2 columns: every pixel is on the border.
+    let px = [10u8, 20, 30, 40, 50, 60];
+    // top (10, 20) + bottom (50, 60) + left (10, 30, 50) + right (20, 40, 60) over 10 values.
+    assert_eq!(border_mean(&px, 2), 350.0 / 10.0);
+    assert_eq!(border_mean(&[], 3), 0.0);
+}

@@ -1,0 +1,44 @@
+import Foundation
+import XCTest
+@testable import NetronOCR
+
+final class CaptureControllerTests: XCTestCase {
+    let w = 640, h = 480
+
+    func testUpdatesAsAnAsyncSequence() async throws {
+        let controller = try CaptureController(scanner: try NetronScanner(), stableFrames: 2)
+        let good = Fixtures.nv12(luma: Fixtures.netronLuma(w: w, h: h), w: w, h: h)
+        let flat = Fixtures.nv12(luma: [UInt8](repeating: 128, count: w * h), w: w, h: h)
+
+        controller.submit(planes: [flat.y, flat.uv], info: flat.info)   // searching: nothing to read
+        controller.submit(planes: [good.y, good.uv], info: good.info)   // rejected: changed since the flat frame
+        controller.submit(planes: [good.y, good.uv], info: good.info)   // steady 1 of 2
+        controller.submit(frame: good.y + good.uv, info: good.info)     // steady 2 of 2: captured
+        controller.submit(frame: good.y, info: good.info)               // too short: failed, state unchanged
+        controller.finish()
+
+        var updates: [ScanUpdate] = []
+        for await u in controller { updates.append(u) }
+        XCTAssertEqual(updates.count, 5)
+        guard case .searching(let hints0, _) = updates[0], hints0.contains(.moveCloser) else {
+            return XCTFail("\(updates[0])")
+        }
+        guard case .searching(let hints1, _) = updates[1], hints1.contains(.holdSteady) else {
+            return XCTFail("\(updates[1])")
+        }
+        guard case .steadying(_, _, let progress) = updates[2] else { return XCTFail("\(updates[2])") }
+        XCTAssertEqual(progress, 0.5)
+        guard case .captured(_, let graph, let scanError) = updates[3] else { return XCTFail("\(updates[3])") }
+        XCTAssertNil(graph) // no scan pipeline yet: no graph, and it says so
+        XCTAssertEqual(scanError, CaptureController.scanUnavailable)
+        guard case .failed(NetronError.BufferTooShort) = updates[4] else { return XCTFail("\(updates[4])") }
+    }
+
+    func testInvalidStableFrames() throws {
+        XCTAssertThrowsError(try CaptureController(scanner: try NetronScanner(), stableFrames: 0))
+    }
+
+    func testHintMessages() {
+        XCTAssertEqual(Hint.holdSteady.message, "Hold steady")
+    }
+}

@@ -1,0 +1,153 @@
+"""Parity of the Rust crop preprocessing (core/src/classify.rs, core/src/read.rs) with the Python inference
+reference used in training (`classifier.preprocess_title` + `common.to_input_tensor`, `ocr.preprocess_text` +
+`ocr.to_ocr_tensor`).
+
+Run from models/: `python -m pytest train/tests/test_rust_crop_parity.py`. It needs the example binary
+`crop_dump` (`cargo build --release -p netron-ocr-core --example crop_dump`): taken from `$NETRON_OCR_CROP_DUMP`,
+else `$CARGO_TARGET_DIR/release/examples/crop_dump` (default target dir /root/.cache/netron-ocr/target), built
+with cargo when missing; skipped when there is neither a binary nor cargo.
+
+Inputs: every classifier title box and OCR text box that training selects (`train.crop_index`) in the fixture
+scenes (`tests/fixtures/scenes`, 4 screenshots as PNG, 4 photos as JPEG). Differences are reported in 8-bit grey
+levels (the normalised difference times `255 · std` for the classifier, `127.5` for the OCR).
+
+Tolerances:
+- same decoded pixels (PNG screenshots, and each photo's Pillow decoding re-saved as PNG): the resampler is
+  Pillow's algorithm re-implemented bit for bit, so at most 1 grey level anywhere (a box coordinate is rounded
+  to f32 in a different order: a weight can flip by one fixed-point unit) and at most 1e-3 of the values
+  differing at all;
+- the photos' JPEG files as decoded by each side (Pillow's libjpeg-turbo vs the `image` crate's decoder):
+  max 12 grey levels, mean under 0.5 — the decoders' own IDCT/upsampling differences, not preprocessing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from train import classifier, common, crop_index, ocr
+
+REPO = Path(__file__).resolve().parents[3]
+FIXTURES = REPO / "tests" / "fixtures" / "scenes"
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", "/root/.cache/netron-ocr/target"))
+
+EXACT_MAX_LEVELS = 1.0
+EXACT_MAX_FRACTION_DIFFERENT = 1e-3
+JPEG_MAX_LEVELS = 12.0
+JPEG_MEAN_LEVELS = 0.5
+
+CLS_LEVEL = 255.0 * np.array(common.STD, np.float64).reshape(1, 3, 1, 1)  # normalised diff → grey levels
+OCR_LEVEL = 127.5
+
+
+@pytest.fixture(scope="module")
+def crop_dump() -> Path:
+    override = os.environ.get("NETRON_OCR_CROP_DUMP")
+    exe = Path(override) if override else TARGET / "release" / "examples" / "crop_dump"
+    if not exe.is_file():
+        cargo = shutil.which("cargo")
+        if cargo is None:
+            pytest.skip(f"no {exe} and no cargo to build it")
+        subprocess.run([cargo, "build", "--release", "-p", "netron-ocr-core", "--example", "crop_dump"], cwd=REPO,
+                       check=True, env={**os.environ, "CARGO_TARGET_DIR": str(TARGET)})
+    assert exe.is_file(), exe
+    return exe
+
+
+@pytest.fixture(scope="module")
+def boxes_by_image() -> dict[Path, dict[str, list]]:
+    """image path → {"titles": [...], "texts": [...]} of the crops training uses."""
+    out: dict[Path, dict[str, list]] = defaultdict(lambda: {"titles": [], "texts": []})
+    for subset, key in (("classifier", "titles"), ("ocr", "texts")):
+        for img, rec in crop_index.index_records(FIXTURES, subset):
+            x0, y0, x1, y1 = (float(v) for v in rec["box"])
+            if subset == "classifier" and (x1 - x0 < classifier.MIN_TITLE_PX or y1 - y0 < classifier.MIN_TITLE_PX):
+                continue
+            if subset == "ocr" and y1 - y0 < ocr.MIN_TEXT_PX:
+                continue
+            out[img.image_path][key].append([x0, y0, x1, y1])
+    assert len(out) == 8, sorted(out)
+    return dict(out)
+
+
+def python_tensors(image: Image.Image, boxes: dict[str, list]) -> dict[str, np.ndarray]:
+    rgb = image.convert("RGB")
+    grey = rgb.convert("L")
+    cls = common.to_input_tensor([classifier.preprocess_title(rgb, b) for b in boxes["titles"]]).numpy()
+    txt = ocr.to_ocr_tensor([ocr.preprocess_text(grey, b) for b in boxes["texts"]]).numpy()
+    return {"classifier": cls, "ocr": txt}
+
+
+def rust_tensors(exe: Path, image_path: Path, boxes: dict[str, list], tmp: Path) -> dict[str, np.ndarray]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "boxes.json").write_text(json.dumps(boxes))
+    subprocess.run([str(exe), str(image_path), str(tmp / "boxes.json"), str(tmp / "out")], check=True)
+    return {name: np.load(tmp / "out" / f"{name}.npy") for name in ("classifier", "ocr")}
+
+
+def level_diffs(py: dict[str, np.ndarray], rs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    assert py["classifier"].shape == rs["classifier"].shape and rs["classifier"].dtype == np.float32
+    assert py["ocr"].shape == rs["ocr"].shape and rs["ocr"].dtype == np.float32
+    return {"classifier": np.abs(py["classifier"].astype(np.float64) - rs["classifier"]) * CLS_LEVEL,
+            "ocr": np.abs(py["ocr"].astype(np.float64) - rs["ocr"]) * OCR_LEVEL}
+
+
+def test_same_pixels_give_the_same_tensors(crop_dump, boxes_by_image, tmp_path):
+    """PNG screenshots as they are, and the photos as Pillow decodes them (re-saved losslessly)."""
+    worst = {"classifier": 0.0, "ocr": 0.0}
+    for path, boxes in sorted(boxes_by_image.items()):
+        with Image.open(path) as im:
+            image = im.convert("RGB")
+        src = path
+        if path.suffix.lower() != ".png":
+            src = tmp_path / f"{path.stem}.png"
+            image.save(src)
+        diffs = level_diffs(python_tensors(image, boxes), rust_tensors(crop_dump, src, boxes, tmp_path / path.stem))
+        for name, d in diffs.items():
+            frac = float((d > 1e-3).mean())
+            print(f"{path.name} {name}: {d.shape[0]} crops, max {d.max():.4f} levels, {frac:.2e} of values differ")
+            assert d.max() <= EXACT_MAX_LEVELS + 1e-3, (path.name, name, float(d.max()))
+            assert frac <= EXACT_MAX_FRACTION_DIFFERENT, (path.name, name, frac)
+            worst[name] = max(worst[name], float(d.max()))
+    print("worst:", worst)
+
+
+def test_jpeg_photos_within_decoder_tolerance(crop_dump, boxes_by_image, tmp_path):
+    """The photo JPEGs decoded by each side: only the JPEG decoders differ."""
+    photos = {p: b for p, b in boxes_by_image.items() if p.suffix.lower() in (".jpg", ".jpeg")}
+    assert len(photos) == 4
+    for path, boxes in sorted(photos.items()):
+        with Image.open(path) as im:
+            image = im.convert("RGB")
+        diffs = level_diffs(python_tensors(image, boxes), rust_tensors(crop_dump, path, boxes, tmp_path / path.stem))
+        for name, d in diffs.items():
+            print(f"{path.name} {name}: max {d.max():.3f} levels, mean {d.mean():.4f}")
+            assert d.max() <= JPEG_MAX_LEVELS, (path.name, name, float(d.max()))
+            assert d.mean() <= JPEG_MEAN_LEVELS, (path.name, name, float(d.mean()))
+
+
+def test_python_reference_is_sensitive_to_the_classic_mistakes(boxes_by_image):
+    """The comparison above can fail: BGR order or a non-antialiased resize move the tensors far beyond the
+    tolerances (guards against a parity test that compares a thing with itself)."""
+    path, boxes = next((p, b) for p, b in sorted(boxes_by_image.items()) if p.suffix == ".png")
+    with Image.open(path) as im:
+        rgb = im.convert("RGB")
+    ref = python_tensors(rgb, boxes)["classifier"]
+    bgr = Image.fromarray(np.asarray(rgb)[:, :, ::-1].copy())
+    swapped = python_tensors(bgr, boxes)["classifier"]
+    assert (np.abs(ref - swapped) * CLS_LEVEL).max() > 10 * EXACT_MAX_LEVELS
+
+    def nearest(image, box, pad=classifier.INFER_PAD):
+        b = classifier.padded_box(box, (pad,) * 4, image.width, image.height)
+        return np.asarray(image.resize((classifier.INPUT_W, classifier.INPUT_H), Image.NEAREST, box=b))
+
+    other = common.to_input_tensor([nearest(rgb, b) for b in boxes["titles"]]).numpy()
+    assert (np.abs(ref - other) * CLS_LEVEL).max() > 10 * EXACT_MAX_LEVELS
