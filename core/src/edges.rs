@@ -1033,7 +1033,7 @@ pub fn trace_terminal(
                 trace.end = TraceEnd::Source(k, side);
                 return trace;
             }
-            if arrived && toward && pending.as_ref().is_none_or(|pd| pd.0 != k) {
+            if arrived && (toward || side != Side::Top) && pending.as_ref().is_none_or(|pd| pd.0 != k) {
                 let mut snapshot = trace.clone();
                 snapshot.points.push(q);
                 snapshot.end = TraceEnd::Source(k, side);
@@ -1289,7 +1289,10 @@ pub fn recover_edges(
                 continue;
             }
         };
-        let coverage = t.on_ink / (t.on_ink + t.gap).max(1e-3);
+        // The terminal's band is ink seen too: it keeps short edges (shorter than an arrowhead plus the masks)
+        // from scoring zero.
+        let seen = t.on_ink + params.terminal_band * frame.unit() * t.terminal.strength;
+        let coverage = seen / (seen + t.gap).max(1e-3);
         let side_factor = if side == Side::Bottom { 1.0 } else { 0.8 };
         let confidence = (coverage * side_factor).clamp(0.0, 1.0);
         if confidence < params.min_confidence {

@@ -84,6 +84,9 @@ fn fixture_scenes_reach_the_metric_floors() {
             s.edge_f1,
             result.timings.total()
         );
+        for n in &g.nodes {
+            eprintln!("  node score {:.3} op {:?} ({:.3})", n.confidence, n.op, n.op_confidence);
+        }
         total.add(&m);
     }
     let s = Summary::from(&total);

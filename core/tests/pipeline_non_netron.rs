@@ -9,7 +9,7 @@ use netron_ocr_core::scanner::Scanner;
 fn non_netron_images_give_no_nodes() {
     let scanner = Scanner::new().expect("bundled models load");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/non_netron");
-    let mut seen = 0;
+    let mut invented = Vec::new();
     for name in ["document.png", "desktop.png", "noise.jpg", "scene.jpg"] {
         let r = scanner.scan_file(&dir.join(name)).expect("scan succeeds");
         let g = &r.graph;
@@ -22,10 +22,13 @@ fn non_netron_images_give_no_nodes() {
             g.outputs.len(),
             g.edges.len()
         );
+        for n in &g.nodes {
+            eprintln!("  node score {:.3} op {:?} ({:.3})", n.confidence, n.op, n.op_confidence);
+        }
         assert!(g.check().is_empty());
-        assert_eq!(g.nodes.len(), 0, "{name}: nodes invented");
-        assert_eq!(g.edges.len(), 0, "{name}: edges invented");
-        seen += 1;
+        if !g.nodes.is_empty() || !g.edges.is_empty() {
+            invented.push(name);
+        }
     }
-    assert_eq!(seen, 4);
+    assert!(invented.is_empty(), "nodes or edges invented on {invented:?}");
 }

@@ -12,12 +12,14 @@ scenes (`tests/fixtures/scenes`, 4 screenshots as PNG, 4 photos as JPEG). Differ
 levels (the normalised difference times `255 · std` for the classifier, `127.5` for the OCR).
 
 Tolerances:
-- same decoded pixels (PNG screenshots, and each photo's Pillow decoding re-saved as PNG): the resampler is
-  Pillow's algorithm re-implemented bit for bit, so at most 1 grey level anywhere (a box coordinate is rounded
-  to f32 in a different order: a weight can flip by one fixed-point unit) and at most 1e-3 of the values
-  differing at all;
+- same decoded pixels (PNG screenshots, and each photo's Pillow decoding re-saved as PNG) and the same
+  f32-representable boxes (the Rust `BBox` is f32): the resampler is Pillow's algorithm re-implemented bit for
+  bit and the float normalisation follows the PyTorch reference operation by operation, so the tensors must
+  be identical up to float rounding (1e-3 grey levels; measured: identical);
 - the photos' JPEG files as decoded by each side (Pillow's libjpeg-turbo vs the `image` crate's decoder):
-  max 12 grey levels, mean under 0.5 — the decoders' own IDCT/upsampling differences, not preprocessing.
+  max 6 grey levels, mean under 0.35 (measured on the 4 fixture photos: max 4, mean ≤ 0.24 for the classifier
+  input, max 1, mean ≤ 0.05 for the OCR input) — the decoders' own IDCT/upsampling differences, not
+  preprocessing.
 """
 
 from __future__ import annotations
@@ -39,10 +41,9 @@ REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures" / "scenes"
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", "/root/.cache/netron-ocr/target"))
 
-EXACT_MAX_LEVELS = 1.0
-EXACT_MAX_FRACTION_DIFFERENT = 1e-3
-JPEG_MAX_LEVELS = 12.0
-JPEG_MEAN_LEVELS = 0.5
+EXACT_MAX_LEVELS = 1e-3
+JPEG_MAX_LEVELS = 6.0
+JPEG_MEAN_LEVELS = 0.35
 
 CLS_LEVEL = 255.0 * np.array(common.STD, np.float64).reshape(1, 3, 1, 1)  # normalised diff → grey levels
 OCR_LEVEL = 127.5
@@ -68,7 +69,8 @@ def boxes_by_image() -> dict[Path, dict[str, list]]:
     out: dict[Path, dict[str, list]] = defaultdict(lambda: {"titles": [], "texts": []})
     for subset, key in (("classifier", "titles"), ("ocr", "texts")):
         for img, rec in crop_index.index_records(FIXTURES, subset):
-            x0, y0, x1, y1 = (float(v) for v in rec["box"])
+            # The Rust API takes f32 boxes: give both sides the same (f32-representable) coordinates.
+            x0, y0, x1, y1 = (float(np.float32(v)) for v in rec["box"])
             if subset == "classifier" and (x1 - x0 < classifier.MIN_TITLE_PX or y1 - y0 < classifier.MIN_TITLE_PX):
                 continue
             if subset == "ocr" and y1 - y0 < ocr.MIN_TEXT_PX:
@@ -112,10 +114,8 @@ def test_same_pixels_give_the_same_tensors(crop_dump, boxes_by_image, tmp_path):
             image.save(src)
         diffs = level_diffs(python_tensors(image, boxes), rust_tensors(crop_dump, src, boxes, tmp_path / path.stem))
         for name, d in diffs.items():
-            frac = float((d > 1e-3).mean())
-            print(f"{path.name} {name}: {d.shape[0]} crops, max {d.max():.4f} levels, {frac:.2e} of values differ")
-            assert d.max() <= EXACT_MAX_LEVELS + 1e-3, (path.name, name, float(d.max()))
-            assert frac <= EXACT_MAX_FRACTION_DIFFERENT, (path.name, name, frac)
+            print(f"{path.name} {name}: {d.shape[0]} crops, max {d.max():.2e} levels")
+            assert d.max() <= EXACT_MAX_LEVELS, (path.name, name, float(d.max()), float((d > 1e-3).mean()))
             worst[name] = max(worst[name], float(d.max()))
     print("worst:", worst)
 
@@ -143,11 +143,11 @@ def test_python_reference_is_sensitive_to_the_classic_mistakes(boxes_by_image):
     ref = python_tensors(rgb, boxes)["classifier"]
     bgr = Image.fromarray(np.asarray(rgb)[:, :, ::-1].copy())
     swapped = python_tensors(bgr, boxes)["classifier"]
-    assert (np.abs(ref - swapped) * CLS_LEVEL).max() > 10 * EXACT_MAX_LEVELS
+    assert (np.abs(ref - swapped) * CLS_LEVEL).max() > 10
 
     def nearest(image, box, pad=classifier.INFER_PAD):
         b = classifier.padded_box(box, (pad,) * 4, image.width, image.height)
         return np.asarray(image.resize((classifier.INPUT_W, classifier.INPUT_H), Image.NEAREST, box=b))
 
     other = common.to_input_tensor([nearest(rgb, b) for b in boxes["titles"]]).numpy()
-    assert (np.abs(ref - other) * CLS_LEVEL).max() > 10 * EXACT_MAX_LEVELS
+    assert (np.abs(ref - other) * CLS_LEVEL).max() > 10
