@@ -57,8 +57,8 @@ rm -rf "$tmp_swift"
 end "generate bindings"
 
 # --- suites ---------------------------------------------------------------------------------------------------
-report() { # report <suite> <passed> <failed>
-  echo "$1: $2 passed, $3 failed"
+report() { # report <suite> <passed> <failed>  (printed alone on its own line: tools print without a final newline)
+  printf '\n%s: %s passed, %s failed\n' "$1" "$2" "$3"
   if [[ "$3" != 0 || "$2" == 0 ]]; then failed=1; fi
 }
 
@@ -84,7 +84,7 @@ run_kotlin() {
   fi
   local reports="$repo/android/jvm-test/target/surefire-reports"
   rm -rf "$reports"
-  (cd "$repo/android/jvm-test" && "${nice_cmd[@]}" mvn -B -q test \
+  (cd "$repo/android/jvm-test" && "${nice_cmd[@]}" mvn -B -q -Dstyle.color=never test \
     -Duniffi.dir="$kt_out" -Dnative.dir="$(dirname "$lib")" -Drepo.root="$repo")
   local counts
   counts="$(cat "$reports"/TEST-*.xml 2>/dev/null | python3 -c '

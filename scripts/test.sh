@@ -25,7 +25,7 @@ advisory() {
   if "$@"; then echo "=== advisory suite $name: ok"; else advisory_failed+=("$name"); echo "=== advisory suite $name: FAILED (not gating)"; fi
 }
 
-suite rust-test cargo test --release --workspace
+suite rust-test cargo test --release --workspace --no-fail-fast
 suite python bash -c "cd models && '$NETRON_OCR_PY' -m pytest -q -p no:cacheprovider"
 advisory rust-fmt cargo fmt --all -- --check
 advisory rust-clippy cargo clippy --release --workspace --all-targets -- -D warnings

@@ -2,11 +2,13 @@
 //! boxes and scores the recovered edges against the truth edges.
 //!
 //! Usage: `cargo run --release -p netron-ocr-core --example edge_eval -- --data DIR [--kind photo|shot]
-//! [--limit N] [--json OUT.json] [--overlays DIR] [--verbose]`
+//! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose]`
 //!
 //! DIR is a dataset (`DIR/scenes/<k>.photo.jpg|<k>.shot.png` with their `.json` truth, `docs/dataset.md`) or a
 //! folder holding such files directly (the test fixtures, including `render_*.png`). The region is the truth
 //! canvas box padded by 3 % of its longer side (at least 8 px), standing in for the cropper's padded crop.
+//! `--split eval` keeps the dataset's held-out scenes (index % 10 == 9), `--split train` the others; `--limit N`
+//! keeps the first N scenes of each kind; `--overlays DIR` writes each scene's `EdgeDebug::overlay`.
 //!
 //! Scoring: an edge is correct when its (from, to) pair matches a truth edge (pairs matched as multisets);
 //! "labelled" additionally requires its label id to equal the truth edge's tensor id (`null` matching `null`).
@@ -28,6 +30,7 @@ struct Args {
     data: PathBuf,
     kind: Option<String>,
     limit: Option<usize>,
+    split: Option<String>,
     json: Option<PathBuf>,
     overlays: Option<PathBuf>,
     verbose: bool,
@@ -38,6 +41,7 @@ fn parse_args() -> Result<Args, String> {
         data: PathBuf::new(),
         kind: None,
         limit: None,
+        split: None,
         json: None,
         overlays: None,
         verbose: false,
@@ -58,6 +62,13 @@ fn parse_args() -> Result<Args, String> {
             "--limit" => {
                 let v = value("--limit")?;
                 args.limit = Some(v.parse().map_err(|_| format!("bad --limit {v:?}"))?);
+            }
+            "--split" => {
+                let v = value("--split")?;
+                if v != "eval" && v != "train" {
+                    return Err(format!("--split is eval or train, not {v:?}"));
+                }
+                args.split = Some(v);
             }
             "--json" => args.json = Some(PathBuf::from(value("--json")?)),
             "--overlays" => args.overlays = Some(PathBuf::from(value("--overlays")?)),
@@ -440,6 +451,13 @@ fn run() -> Result<(), String> {
     let mut files = list_scenes(&args.data)?;
     if let Some(k) = &args.kind {
         files.retain(|f| f.kind == k);
+    }
+    if let Some(split) = &args.split {
+        let want_eval = split == "eval";
+        files.retain(|f| {
+            let digits: String = f.name.chars().take_while(|c| c.is_ascii_digit()).collect();
+            digits.parse::<u64>().is_ok_and(|k| (k % 10 == 9) == want_eval)
+        });
     }
     if let Some(n) = args.limit {
         // Keep whole scenes: the first n of each kind.

@@ -150,6 +150,8 @@ pub struct EdgeParams {
     pub on_ink: f32,
     /// Longest run of steps without ink before a trace is given up.
     pub max_gap: f32,
+    /// Lower bound of the gap limit in working pixels (small units: a few noisy pixels are a large gap).
+    pub min_gap_px: f32,
     /// Edges below this confidence are dropped.
     pub min_confidence: f32,
     /// A label is attached only to an edge passing within this many label heights of its anchor.
@@ -179,6 +181,7 @@ impl Default for EdgeParams {
             momentum: 0.7,
             on_ink: 0.3,
             max_gap: 14.0,
+            min_gap_px: 16.0,
             min_confidence: 0.4,
             label_max_distance: 2.0,
         }
@@ -915,7 +918,7 @@ pub fn trace_terminal(
     let u = ink.frame.unit();
     let step = (params.step * u).max(1.0);
     let cone = params.cone_deg.to_radians();
-    let max_gap = params.max_gap * u;
+    let max_gap = (params.max_gap * u).max(params.min_gap_px);
     let label_margin = params.label_margin * u;
     let mut p = terminal.at;
     let mut d = terminal.direction;
