@@ -10,7 +10,13 @@
 //! 5. OCR ([`crate::read`]) of tensor labels, input and output pills, one batched run; shapes parsed from the
 //!    label texts ([`crate::graph::parse_shape_text`], inside assembly);
 //! 6. layout direction ([`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]) and assembly
-//!    ([`crate::assemble::assemble`]) into schema-v1 graph JSON.
+//!    ([`crate::assemble::assemble`]) into schema-v1 graph JSON;
+//! 7. graph evidence: fewer than [`ScanParams::min_elements`] nodes, inputs and outputs together and no edge is
+//!    not a graph (a text page or a desktop can give one spurious card); the result is then empty, like a
+//!    cropper rejection.
+//!
+//! An empty result (steps 2 or 7) always has a canvas confidence below `min_canvas_confidence`: the cropper's
+//! own when it was below, otherwise capped at half the threshold.
 //!
 //! A [`Scanner`] is `Send + Sync`: the models are shared, immutable tract plans, so one scanner serves any
 //! number of threads.
@@ -44,6 +50,9 @@ pub struct ScanParams {
     /// Below this cropper confidence the image is taken to show no graph: the result has no elements.
     /// Default 0.5 (on the cropper's own scale: the projections are mostly below 0.5 when nothing is there).
     pub min_canvas_confidence: f32,
+    /// A result with fewer nodes + inputs + outputs than this and no edge is taken to show no graph (default 2:
+    /// a lone card without any edge is dropped).
+    pub min_elements: usize,
     /// Layout direction; `None` estimates it from the detections ([`estimate_direction`]).
     pub direction: Option<Direction>,
     /// Fill [`ScanResult::debug`].
@@ -60,6 +69,7 @@ impl Default for ScanParams {
             read: ReadParams::default(),
             edges: EdgeParams::default(),
             min_canvas_confidence: 0.5,
+            min_elements: 2,
             direction: None,
             debug: false,
         }
@@ -272,6 +282,42 @@ impl Scanner {
         Ok(r)
     }
 
+    /// The result of an image taken to show no graph: no elements, the cropper's box, a canvas confidence below
+    /// `min_canvas_confidence`.
+    fn empty_result(
+        &self,
+        size: ImageSize,
+        crop: CropResult,
+        quality: FrameQuality,
+        mut timings: StageTimings,
+    ) -> Result<ScanResult, ScanError> {
+        let t = Instant::now();
+        let gate = self.params.min_canvas_confidence;
+        let confidence = if crop.confidence < gate { crop.confidence } else { crop.confidence.min(0.5 * gate) };
+        let canvas = Canvas {
+            bbox: crop.bbox,
+            confidence,
+        };
+        let graph = assemble::assemble(size, canvas, &Detections::default(), &[], None)?;
+        timings.assemble += ms(t);
+        let debug = self.params.debug.then(|| ScanDebug {
+            crop,
+            detections: Vec::new(),
+            detect: DetectDebug::default(),
+            title_boxes: Vec::new(),
+            ops: Vec::new(),
+            texts: Vec::new(),
+            edges: Vec::new(),
+            direction: Direction::Vertical,
+        });
+        Ok(ScanResult {
+            graph,
+            quality,
+            timings,
+            debug,
+        })
+    }
+
     fn scan_with_quality(
         &self,
         image: &RgbImage,
@@ -297,25 +343,7 @@ impl Scanner {
             confidence: crop.confidence,
         };
         if crop.confidence < self.params.min_canvas_confidence {
-            let t = Instant::now();
-            let graph = assemble::assemble(size, canvas, &Detections::default(), &[], None)?;
-            timings.assemble = ms(t);
-            let debug = self.params.debug.then(|| ScanDebug {
-                crop,
-                detections: Vec::new(),
-                detect: DetectDebug::default(),
-                title_boxes: Vec::new(),
-                ops: Vec::new(),
-                texts: Vec::new(),
-                edges: Vec::new(),
-                direction: Direction::Vertical,
-            });
-            return Ok(ScanResult {
-                graph,
-                quality,
-                timings,
-                debug,
-            });
+            return self.empty_result(size, crop, quality, timings);
         }
 
         let t = Instant::now();
