@@ -8,6 +8,7 @@
 #   NETRON_BINDGEN_TARGET_DIR   uniffi-bindgen's own one    (default /root/.cache/netron-ocr/target-bindgen)
 #   NETRON_PYTHON               python with pytest + numpy  (default: the project venv, else python3)
 #   NETRON_SUITES               subset to run, e.g. "python kotlin" (default "python kotlin swift")
+#   NETRON_FFI_BUILD=package    build only the ffi crate (`cargo build -p`) instead of the workspace tests
 # Needs on a fresh machine: Rust, a JDK 17 + Maven (installed with apt-get if missing), network access to
 # Maven Central (first run) and Debian's mirror (first run: ios/setup-chroot.sh builds the Swift chroot), root.
 set -uo pipefail
@@ -34,7 +35,14 @@ die() { echo "test-all: $*" >&2; exit 1; }
 
 # --- native library and bindgen -----------------------------------------------------------------------------
 begin "cargo build (cdylib)"
-(cd "$repo" && "${nice_cmd[@]}" cargo build --release -p netron-ocr-ffi --lib) || die "cdylib build failed"
+if [[ "${NETRON_FFI_BUILD:-workspace}" == package ]]; then
+  (cd "$repo" && "${nice_cmd[@]}" cargo build --release -p netron-ocr-ffi --lib) || die "cdylib build failed"
+else
+  # `cargo test --no-run` over the workspace: the same feature unification as `cargo test --release --workspace`
+  # (which CI runs first), so no dependency is compiled a second time with other features (a `-p` build of the
+  # ffi crate alone would rebuild tract). ffi/tests/cdylib.rs makes cargo emit the cdylib.
+  (cd "$repo" && "${nice_cmd[@]}" cargo test --release --workspace --no-run) || die "cdylib build failed"
+fi
 [[ -f "$lib" ]] || die "no $lib after the build"
 end "cargo build (cdylib)"
 
@@ -62,12 +70,26 @@ report() { # report <suite> <passed> <failed>  (printed alone on its own line: t
   if [[ "$3" != 0 || "$2" == 0 ]]; then failed=1; fi
 }
 
+# A python with pytest and numpy: $NETRON_PYTHON, else the project venv, else a small venv of our own with the
+# versions pinned in models/requirements.txt.
+python_for_tests() {
+  if [[ -n "${NETRON_PYTHON:-}" ]]; then echo "$NETRON_PYTHON"; return; fi
+  local py=/root/.cache/netron-ocr/venv/bin/python
+  if [[ -x "$py" ]] && "$py" -c 'import numpy, pytest' 2>/dev/null; then echo "$py"; return; fi
+  local own=/root/.cache/netron-ocr/venv-bindings
+  if ! "$own/bin/python" -c 'import numpy, pytest' 2>/dev/null; then
+    python3 -m venv "$own" >&2
+    "$own/bin/pip" install -q $(grep -iE '^(numpy|pytest)==' "$repo/models/requirements.txt") >&2
+  fi
+  echo "$own/bin/python"
+}
+
 run_python() {
   begin "python (pytest)"
-  local py="${NETRON_PYTHON:-/root/.cache/netron-ocr/venv/bin/python}"
-  [[ -x "$py" ]] || py=python3
+  local py
+  py="$(python_for_tests)"
   local log="$CARGO_TARGET_DIR/test-all-pytest.log"
-  (cd "$repo/bindings/python" && "${nice_cmd[@]}" "$py" -m pytest -q -p no:cacheprovider tests) 2>&1 | tee "$log"
+  (cd "$repo/bindings/python" && "${nice_cmd[@]}" "$py" -m pytest -q) 2>&1 | tee "$log"
   local summary passed failed_n
   summary="$(tail -n 1 "$log")"
   passed="$(grep -o '[0-9]\+ passed' <<<"$summary" | cut -d' ' -f1)"

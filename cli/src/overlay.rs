@@ -42,13 +42,11 @@ fn line(img: &mut RgbImage, a: Point, b: Point, t: i64, c: Rgb<u8>, dash: i64) {
     let (dx, dy) = ((x1 - x0).abs(), -(y1 - y0).abs());
     let (sx, sy) = (if x0 < x1 { 1 } else { -1 }, if y0 < y1 { 1 } else { -1 });
     let mut err = dx + dy;
-    let mut k = 0i64;
     // Bounded by the longest possible line, so a huge coordinate cannot loop for long.
-    for _ in 0..=(dx - dy).min(100_000) {
+    for k in 0..=(dx - dy).min(100_000) {
         if dash == 0 || (k / dash) % 2 == 0 {
             dot(img, x0, y0, t, c);
         }
-        k += 1;
         if x0 == x1 && y0 == y1 {
             break;
         }

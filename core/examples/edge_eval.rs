@@ -388,11 +388,11 @@ fn evaluate(
             }
         }
     }
-    for i in 0..truth.edges.len() {
+    for (i, found) in truth_found.iter().enumerate() {
         for tag in tags_of(i) {
             let e = tally.tags.entry(tag).or_default();
             e.0 += 1;
-            e.1 += usize::from(truth_found[i]);
+            e.1 += usize::from(*found);
         }
     }
     for tag in TAGS {
@@ -456,7 +456,9 @@ fn run() -> Result<(), String> {
         let want_eval = split == "eval";
         files.retain(|f| {
             let digits: String = f.name.chars().take_while(|c| c.is_ascii_digit()).collect();
-            digits.parse::<u64>().is_ok_and(|k| (k % 10 == 9) == want_eval)
+            digits
+                .parse::<u64>()
+                .is_ok_and(|k| (k % 10 == 9) == want_eval)
         });
     }
     if let Some(n) = args.limit {

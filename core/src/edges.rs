@@ -523,33 +523,40 @@ pub fn work_luma(image: &RgbImage, frame: &WorkFrame) -> Vec<f32> {
     }
 }
 
-/// Ink polarity voted by the label boxes: text is drawn like the strokes, so a box whose dark tail (median −
-/// 10th percentile) is longer than its bright tail (90th percentile − median) votes for dark ink. Without labels,
-/// a region median of 100 or more means dark ink.
+/// Ink polarity voted by the label boxes: text is drawn in the strokes' colour. Each box votes for dark ink when
+/// more of its pixels are darker than the local background (the median of the ring around the box, half a box
+/// height wide) by over 4 levels than are brighter by as much, for light ink in the opposite case. Without labels
+/// (or on a tie), a region median of 100 or more means dark ink.
 pub fn ink_polarity(luma: &[f32], width: u32, label_boxes: &[BBox]) -> Polarity {
+    const MARGIN: f32 = 4.0;
     let w = width as usize;
     let h = luma.len() / w.max(1);
+    let pixels = |b: &BBox, hole: Option<&BBox>| -> Vec<f32> {
+        let (x0, x1) = pixel_span(b.x0, b.x1, w);
+        let (y0, y1) = pixel_span(b.y0, b.y1, h);
+        let mut v = Vec::new();
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let c = Point::new(x as f32 + 0.5, y as f32 + 0.5);
+                if !hole.is_some_and(|hb| hb.contains(c)) {
+                    v.push(luma[y * w + x]);
+                }
+            }
+        }
+        v
+    };
     let mut votes = 0i32;
     for b in label_boxes {
-        let (x0, x1) = (
-            b.x0.max(0.0) as usize,
-            (b.x1.ceil().max(0.0) as usize).min(w),
-        );
-        let (y0, y1) = (
-            b.y0.max(0.0) as usize,
-            (b.y1.ceil().max(0.0) as usize).min(h),
-        );
-        let mut v: Vec<f32> = Vec::new();
-        for y in y0..y1 {
-            v.extend_from_slice(&luma[y * w + x0.min(x1)..y * w + x1]);
-        }
-        if v.len() < 9 {
+        let inside = pixels(b, None);
+        let mut ring = pixels(&grow(b, 0.5 * b.height().max(2.0)), Some(b));
+        if inside.len() < 4 || ring.len() < 4 {
             continue;
         }
-        v.sort_by(f32::total_cmp);
-        let q = |f: f32| v[((v.len() - 1) as f32 * f) as usize];
-        let (lo, mid, hi) = (q(0.1), q(0.5), q(0.9));
-        votes += if mid - lo > hi - mid { 1 } else { -1 };
+        ring.sort_by(f32::total_cmp);
+        let background = ring[ring.len() / 2];
+        let darker = inside.iter().filter(|v| **v < background - MARGIN).count();
+        let brighter = inside.iter().filter(|v| **v > background + MARGIN).count();
+        votes += (darker > brighter) as i32 - (brighter > darker) as i32;
     }
     if votes > 0 {
         Polarity::DarkInk
@@ -909,12 +916,7 @@ const MAX_DOWNSTREAM: f32 = 0.15;
 
 /// Stage 4: follows the stroke from a terminal upstream until it enters a source element, leaves the raster or is
 /// lost. See the module doc.
-pub fn trace_terminal(
-    ink: &InkMap,
-    elements: &[Element],
-    terminal: &Terminal,
-    params: &EdgeParams,
-) -> Trace {
+pub fn trace_terminal(ink: &InkMap, terminal: &Terminal, params: &EdgeParams) -> Trace {
     let u = ink.frame.unit();
     let step = (params.step * u).max(1.0);
     let cone = params.cone_deg.to_radians();
@@ -1036,7 +1038,10 @@ pub fn trace_terminal(
                 trace.end = TraceEnd::Source(k, side);
                 return trace;
             }
-            if arrived && (toward || side != Side::Top) && pending.as_ref().is_none_or(|pd| pd.0 != k) {
+            if arrived
+                && (toward || side != Side::Top)
+                && pending.as_ref().is_none_or(|pd| pd.0 != k)
+            {
                 let mut snapshot = trace.clone();
                 snapshot.points.push(q);
                 snapshot.end = TraceEnd::Source(k, side);
@@ -1262,7 +1267,7 @@ pub fn recover_edges(
     let terminals = find_terminals(&ink, elements, params);
     let traces: Vec<Trace> = terminals
         .iter()
-        .map(|t| trace_terminal(&ink, elements, t, params))
+        .map(|t| trace_terminal(&ink, t, params))
         .collect();
 
     let mut debug = EdgeDebug {

@@ -293,7 +293,11 @@ impl Scanner {
     ) -> Result<ScanResult, ScanError> {
         let t = Instant::now();
         let gate = self.params.min_canvas_confidence;
-        let confidence = if crop.confidence < gate { crop.confidence } else { crop.confidence.min(0.5 * gate) };
+        let confidence = if crop.confidence < gate {
+            crop.confidence
+        } else {
+            crop.confidence.min(0.5 * gate)
+        };
         let canvas = Canvas {
             bbox: crop.bbox,
             confidence,
@@ -435,6 +439,11 @@ impl Scanner {
             direction,
             &self.params.edges,
         )?;
+        let elements = found.nodes.len() + found.inputs.len() + found.outputs.len();
+        if elements < self.params.min_elements && edge_result.edges.is_empty() {
+            timings.assemble = ms(t);
+            return self.empty_result(size, crop, quality, timings);
+        }
         let mut graph =
             assemble::assemble(size, canvas, &found, &edge_result.edges, Some(direction))?;
         for (node, title) in graph.nodes.iter_mut().zip(&title_boxes) {

@@ -10,9 +10,10 @@ use netron_ocr_core::read::{ocr_input, text_crop, ReadParams, TextReader};
 use netron_ocr_core::vocab::Alphabet;
 use netron_ocr_core::{frame, ScanError};
 
-/// Exact-match floor on the fixture texts (true boxes, screenshots and photos).
-/// TODO(lead): raise once the real OCR model lands (~11:05); the smoke-trained placeholder only runs.
-const FIXTURE_MIN_EXACT: f32 = 0.0;
+/// Exact-match floor on the 128 fixture texts (true boxes, screenshots and photos).
+/// Measured 71/128 = 0.555 with the first CPU baseline (ocr.onnx baf666e5…).
+/// TODO(lead): raise with each better OCR model (target ≥ 0.98 on readable held-out texts).
+const FIXTURE_MIN_EXACT: f32 = 0.5;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -174,10 +174,10 @@ pub fn tight_frame_info(
 
 /// Picks the planes a format uses out of the three plane arguments of the `*_planes` functions; planes past the
 /// format's count must be empty (so a mistaken format is reported, not silently ignored).
-pub(crate) fn select_planes<'a>(
+pub(crate) fn select_planes(
     format: PixelFormat,
-    planes: [&'a [u8]; 3],
-) -> Result<Vec<&'a [u8]>, NetronError> {
+    planes: [&[u8]; 3],
+) -> Result<Vec<&[u8]>, NetronError> {
     let count = core_frame::PixelFormat::from(format).plane_count();
     if let Some(extra) = planes[count..].iter().position(|p| !p.is_empty()) {
         return Err(NetronError::InvalidFrame(format!(

@@ -1,0 +1,174 @@
+//! Graph assembly: detections + recovered edges → schema-v1 graph JSON.
+
+use netron_ocr_core::assemble::{
+    assemble, AssembleError, Detections, LabelDetection, NodeDetection, PortDetection,
+};
+use netron_ocr_core::edges::{ElementKind, RecoveredEdge, Side};
+use netron_ocr_core::graph::{BBox, Canvas, Dim, Direction, GraphJson, ImageSize, Point};
+
+fn detections() -> Detections {
+    let node = |y: f32, op: Option<&str>| NodeDetection {
+        bbox: BBox::new(100.0, y, 180.0, y + 30.0),
+        confidence: 0.95,
+        op: op.map(str::to_owned),
+        op_confidence: 0.7,
+        weights: Vec::new(),
+        truncated: None,
+    };
+    Detections {
+        nodes: vec![node(100.0, Some("Conv")), node(200.0, None)],
+        inputs: vec![PortDetection {
+            bbox: BBox::new(110.0, 20.0, 170.0, 40.0),
+            confidence: 0.9,
+            name: "data".into(),
+            truncated: Some(false),
+        }],
+        outputs: vec![PortDetection {
+            bbox: BBox::new(110.0, 300.0, 170.0, 320.0),
+            confidence: 0.9,
+            name: "out".into(),
+            truncated: None,
+        }],
+        labels: vec![
+            LabelDetection {
+                bbox: BBox::new(146.0, 60.0, 200.0, 71.0),
+                confidence: 0.8,
+                text: "1×3×224×224".into(),
+            },
+            LabelDetection {
+                bbox: BBox::new(146.0, 160.0, 200.0, 171.0),
+                confidence: 0.8,
+                text: "conv_out".into(),
+            },
+        ],
+    }
+}
+
+fn edge(from: &str, to: &str, label: Option<&str>, confidence: f32) -> RecoveredEdge {
+    RecoveredEdge {
+        from: from.into(),
+        to: to.into(),
+        label: label.map(str::to_owned),
+        confidence,
+        points: vec![Point::new(140.0, 40.0), Point::new(140.0, 100.0)],
+        from_side: Side::Bottom,
+        to_side: Side::Top,
+    }
+}
+
+fn canvas() -> Canvas {
+    Canvas {
+        bbox: BBox::new(90.0, 10.0, 210.0, 330.0),
+        confidence: 0.9,
+    }
+}
+
+const IMAGE: ImageSize = ImageSize {
+    width: 400,
+    height: 400,
+};
+
+#[test]
+fn ids_elements_and_edges() {
+    let d = detections();
+    let ids: Vec<(String, ElementKind)> = d
+        .edge_elements()
+        .into_iter()
+        .map(|e| (e.id, e.kind))
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            ("n0".into(), ElementKind::Node),
+            ("n1".into(), ElementKind::Node),
+            ("i0".into(), ElementKind::Input),
+            ("o0".into(), ElementKind::Output)
+        ]
+    );
+    let label_ids: Vec<String> = d.edge_labels().into_iter().map(|l| l.id).collect();
+    assert_eq!(label_ids, vec!["t0", "t1"]);
+
+    let edges = vec![
+        edge("i0", "n0", Some("t0"), 0.9),
+        edge("n0", "n1", Some("t1"), 1.3),
+        edge("n1", "o0", None, 0.7),
+    ];
+    let g = assemble(IMAGE, canvas(), &d, &edges, Some(Direction::Vertical)).unwrap();
+    assert!(g.check().is_empty(), "{:?}", g.check());
+    assert_eq!(g.format, GraphJson::FORMAT);
+    assert_eq!(g.direction, Some(Direction::Vertical));
+    assert_eq!(g.nodes[0].op.as_deref(), Some("Conv"));
+    assert_eq!(g.nodes[1].op, None);
+    assert_eq!(g.inputs[0].name, "data");
+    assert_eq!(
+        g.tensors[0].shape,
+        Some(vec![Dim::Int(1), Dim::Int(3), Dim::Int(224), Dim::Int(224)])
+    );
+    assert_eq!(g.tensors[1].shape, None, "a tensor name is not a shape");
+    assert_eq!(g.edges.len(), 3);
+    assert_eq!(g.edges[0].tensor.as_deref(), Some("t0"));
+    assert_eq!(g.edges[1].confidence, 1.0, "clamped");
+    assert_eq!(g.edges[2].tensor, None);
+    assert_eq!(g.edges[0].points.as_ref().map(Vec::len), Some(2));
+    // Written and read back unchanged.
+    assert_eq!(GraphJson::from_json(&g.to_json().unwrap()).unwrap(), g);
+}
+
+#[test]
+fn duplicate_edges_keep_the_most_confident() {
+    let edges = vec![
+        edge("i0", "n0", Some("t0"), 0.6),
+        edge("i0", "n0", Some("t0"), 0.9),
+    ];
+    let g = assemble(IMAGE, canvas(), &detections(), &edges, None).unwrap();
+    assert_eq!(g.edges.len(), 1);
+    assert_eq!(g.edges[0].confidence, 0.9);
+}
+
+#[test]
+fn bad_references_and_values_are_errors() {
+    let d = detections();
+    let cases = [
+        (
+            edge("o0", "n0", None, 0.9),
+            "an output cannot start an edge",
+        ),
+        (edge("i0", "i0", None, 0.9), "an input cannot end an edge"),
+        (edge("n7", "n0", None, 0.9), "unknown id"),
+    ];
+    for (e, why) in cases {
+        assert!(
+            matches!(
+                assemble(IMAGE, canvas(), &d, &[e], None),
+                Err(AssembleError::BadEdge { .. })
+            ),
+            "{why}"
+        );
+    }
+    assert!(matches!(
+        assemble(
+            IMAGE,
+            canvas(),
+            &d,
+            &[edge("i0", "n0", Some("t5"), 0.9)],
+            None
+        ),
+        Err(AssembleError::BadLabel { .. })
+    ));
+    assert!(matches!(
+        assemble(
+            IMAGE,
+            canvas(),
+            &d,
+            &[edge("i0", "n0", None, f32::NAN)],
+            None
+        ),
+        Err(AssembleError::BadConfidence { .. })
+    ));
+    let mut bad = d.clone();
+    bad.nodes[1].bbox = BBox::new(10.0, 10.0, 5.0, 20.0);
+    assert_eq!(
+        assemble(IMAGE, canvas(), &bad, &[], None).unwrap_err(),
+        AssembleError::BadBox { what: "n1".into() }
+    );
+}

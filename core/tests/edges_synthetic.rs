@@ -1,0 +1,466 @@
+//! Edge recovery on small drawn scenes with exactly known edges: straight and curved strokes, fan-out, a
+//! crossing, the dark theme, a horizontal layout, thick strokes, a degraded "photo", labels on the curve, and
+//! things that must not become edges.
+
+mod edges_support;
+
+use edges_support::{bezier, expect, s_curve, s_curve_h, triples, Scene, DARK, LIGHT};
+use image::RgbImage;
+use netron_ocr_core::edges::{
+    estimate_unit, recover_edges, work_frame, EdgeError, EdgeParams, Element, ElementKind, Label,
+    Side,
+};
+use netron_ocr_core::graph::{BBox, Direction, Point};
+
+use ElementKind::{Input, Node, Output};
+
+/// x of a y-monotone polyline at height `y`.
+fn x_at(points: &[Point], y: f32) -> f32 {
+    for s in points.windows(2) {
+        let (a, b) = (s[0], s[1]);
+        if (a.y <= y && y <= b.y) || (b.y <= y && y <= a.y) {
+            let t = if b.y != a.y {
+                (y - a.y) / (b.y - a.y)
+            } else {
+                0.0
+            };
+            return a.x + t * (b.x - a.x);
+        }
+    }
+    panic!("y {y} outside the curve");
+}
+
+/// y of an x-monotone polyline at `x`.
+fn y_at(points: &[Point], x: f32) -> f32 {
+    let swapped: Vec<Point> = points.iter().map(|p| Point::new(p.y, p.x)).collect();
+    x_at(&swapped, x)
+}
+
+/// A label of height `h` sitting right of the curve at height `y` (Netron: left side half a height away).
+fn label_right_of(scene: &mut Scene, id: &str, curve: &[Point], y: f32, h: f32) {
+    let x = x_at(curve, y) + 0.5 * h;
+    scene.label(id, BBox::new(x, y - 0.5 * h, x + 5.0 * h, y + 0.5 * h));
+}
+
+fn run(scene: &Scene, direction: Direction) -> Vec<(String, String, Option<String>)> {
+    let result = recover_edges(
+        &scene.image,
+        scene.region(),
+        &scene.elements,
+        &scene.labels,
+        direction,
+        &EdgeParams::default(),
+    )
+    .expect("valid input");
+    for e in &result.edges {
+        assert!(e.confidence > 0.5 && e.confidence <= 1.0, "{e:?}");
+        assert!(e.points.len() >= 2);
+    }
+    triples(&result.edges)
+}
+
+/// Straight and curved edges from one node, unit 1 or 2 (stroke width and label height scale together).
+fn straight_and_curved(theme: edges_support::Theme, unit: f32) -> Scene {
+    let s = |v: f32| v * unit;
+    let mut sc = Scene::new(s(400.0) as u32, s(220.0) as u32, theme);
+    sc.element("n0", Node, BBox::new(s(100.0), s(20.0), s(180.0), s(50.0)));
+    sc.element(
+        "n1",
+        Node,
+        BBox::new(s(100.0), s(150.0), s(180.0), s(180.0)),
+    );
+    sc.element(
+        "n2",
+        Node,
+        BBox::new(s(280.0), s(150.0), s(360.0), s(180.0)),
+    );
+    let straight = vec![
+        Point::new(s(140.0), s(50.0)),
+        Point::new(s(140.0), s(150.0)),
+    ];
+    let curved = s_curve(
+        Point::new(s(160.0), s(50.0)),
+        Point::new(s(320.0), s(150.0)),
+    );
+    sc.edge(&straight, unit);
+    sc.edge(&curved, unit);
+    label_right_of(&mut sc, "t0", &straight, s(100.0), s(11.0));
+    label_right_of(&mut sc, "t1", &curved, s(100.0), s(11.0));
+    sc
+}
+
+#[test]
+fn straight_and_curved_edges_with_labels() {
+    let sc = straight_and_curved(LIGHT, 1.0);
+    assert_eq!(
+        run(&sc, Direction::Vertical),
+        expect(&[("n0", "n1", Some("t0")), ("n0", "n2", Some("t1"))])
+    );
+}
+
+#[test]
+fn traced_points_run_from_source_to_target() {
+    let sc = straight_and_curved(LIGHT, 1.0);
+    let r = recover_edges(
+        &sc.image,
+        sc.region(),
+        &sc.elements,
+        &sc.labels,
+        Direction::Vertical,
+        &EdgeParams::default(),
+    )
+    .unwrap();
+    let e = r.edges.iter().find(|e| e.to == "n2").expect("n0 → n2");
+    let (first, last) = (e.points[0], e.points[e.points.len() - 1]);
+    // The source box ends at y 50, the target box starts at y 150; masks and the band keep the ends a few px off.
+    assert!(
+        first.y > 48.0 && first.y < 60.0 && (first.x - 160.0).abs() < 6.0,
+        "{first:?}"
+    );
+    assert!(
+        last.y > 135.0 && last.y < 152.0 && (last.x - 320.0).abs() < 6.0,
+        "{last:?}"
+    );
+    assert_eq!((e.from_side, e.to_side), (Side::Bottom, Side::Top));
+    // Every traced point outside the label boxes (which the trace jumps across) lies on the drawn curve.
+    let curve = s_curve(Point::new(160.0, 50.0), Point::new(320.0, 150.0));
+    let near_label = |p: &Point| {
+        sc.labels.iter().any(|l| {
+            let b = l.bbox;
+            p.x > b.x0 - 2.0 && p.x < b.x1 + 2.0 && p.y > b.y0 - 2.0 && p.y < b.y1 + 2.0
+        })
+    };
+    for p in e.points.iter().filter(|p| !near_label(p)) {
+        let d = curve
+            .iter()
+            .map(|c| ((c.x - p.x).powi(2) + (c.y - p.y).powi(2)).sqrt())
+            .fold(f32::MAX, f32::min);
+        assert!(d < 2.5, "point {p:?} is {d} px off the curve");
+    }
+    // The overlay covers the region at working resolution.
+    assert_eq!(r.debug.overlay.dimensions(), (400, 220));
+}
+
+#[test]
+fn thick_strokes_are_downsampled() {
+    let sc = straight_and_curved(LIGHT, 2.0);
+    let r = recover_edges(
+        &sc.image,
+        sc.region(),
+        &sc.elements,
+        &sc.labels,
+        Direction::Vertical,
+        &EdgeParams::default(),
+    )
+    .unwrap();
+    assert!(
+        (r.debug.frame.unit_px - 2.0).abs() < 0.2,
+        "unit {}",
+        r.debug.frame.unit_px
+    );
+    assert!(r.debug.frame.scale < 0.8);
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n1", Some("t0")), ("n0", "n2", Some("t1"))])
+    );
+}
+
+#[test]
+fn dark_theme() {
+    let sc = straight_and_curved(DARK, 1.0);
+    let r = recover_edges(
+        &sc.image,
+        sc.region(),
+        &sc.elements,
+        &sc.labels,
+        Direction::Vertical,
+        &EdgeParams::default(),
+    )
+    .unwrap();
+    assert_eq!(r.debug.polarity, netron_ocr_core::edges::Polarity::LightInk);
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n1", Some("t0")), ("n0", "n2", Some("t1"))])
+    );
+}
+
+#[test]
+fn fan_out_from_one_start_point() {
+    let mut sc = Scene::new(360, 230, LIGHT);
+    sc.element("i0", Input, BBox::new(150.0, 20.0, 200.0, 40.0));
+    let targets = [("n0", 40.0), ("n1", 145.0), ("n2", 250.0)];
+    let start = Point::new(175.0, 40.0);
+    for (k, (id, x0)) in targets.iter().enumerate() {
+        sc.element(id, Node, BBox::new(*x0, 170.0, x0 + 70.0, 200.0));
+        let curve = s_curve(start, Point::new(x0 + 35.0, 170.0));
+        sc.edge(&curve, 1.0);
+        // Labels at different heights so they do not overlap each other.
+        label_right_of(
+            &mut sc,
+            &format!("t{k}"),
+            &curve,
+            95.0 + 14.0 * k as f32,
+            11.0,
+        );
+    }
+    assert_eq!(
+        run(&sc, Direction::Vertical),
+        expect(&[
+            ("i0", "n0", Some("t0")),
+            ("i0", "n1", Some("t1")),
+            ("i0", "n2", Some("t2"))
+        ])
+    );
+}
+
+#[test]
+fn crossing_curves_keep_their_own_source() {
+    let mut sc = Scene::new(340, 260, LIGHT);
+    sc.element("n0", Node, BBox::new(40.0, 20.0, 120.0, 50.0));
+    sc.element("n1", Node, BBox::new(220.0, 20.0, 300.0, 50.0));
+    sc.element("n2", Node, BBox::new(40.0, 210.0, 120.0, 240.0));
+    sc.element("n3", Node, BBox::new(220.0, 210.0, 300.0, 240.0));
+    let a = s_curve(Point::new(80.0, 50.0), Point::new(260.0, 210.0));
+    let b = s_curve(Point::new(260.0, 50.0), Point::new(80.0, 210.0));
+    sc.edge(&a, 1.0);
+    sc.edge(&b, 1.0);
+    assert_eq!(
+        run(&sc, Direction::Vertical),
+        expect(&[("n0", "n3", None), ("n1", "n2", None)])
+    );
+}
+
+#[test]
+fn horizontal_layout() {
+    let mut sc = Scene::new(300, 170, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 60.0, 80.0, 90.0));
+    sc.element("n1", Node, BBox::new(210.0, 15.0, 270.0, 45.0));
+    sc.element("n2", Node, BBox::new(210.0, 110.0, 270.0, 140.0));
+    let up = s_curve_h(Point::new(80.0, 70.0), Point::new(210.0, 30.0));
+    let down = s_curve_h(Point::new(80.0, 80.0), Point::new(210.0, 125.0));
+    sc.edge(&up, 1.0);
+    sc.edge(&down, 1.0);
+    // In a horizontal layout labels sit below their edge, their top half a height away.
+    for (id, curve, x) in [("t0", &up, 130.0), ("t1", &down, 160.0)] {
+        let y = y_at(curve, x) + 5.5;
+        sc.label(id, BBox::new(x - 25.0, y, x + 25.0, y + 11.0));
+    }
+    let r = recover_edges(
+        &sc.image,
+        sc.region(),
+        &sc.elements,
+        &sc.labels,
+        Direction::Horizontal,
+        &EdgeParams::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n1", Some("t0")), ("n0", "n2", Some("t1"))])
+    );
+    for e in &r.edges {
+        assert_eq!((e.from_side, e.to_side), (Side::Right, Side::Left), "{e:?}");
+        assert!(e.points[0].x < e.points[e.points.len() - 1].x);
+    }
+    // Read as a vertical layout, the curve rising to n1 is impossible (edges only go down).
+    assert!(!run(&sc, Direction::Vertical)
+        .iter()
+        .any(|(_, to, _)| to == "n1"));
+}
+
+#[test]
+fn label_on_the_curve_is_crossed() {
+    // The curve runs through the lower left part of its label box (as Netron draws bent edges).
+    let mut sc = Scene::new(260, 230, LIGHT);
+    sc.element("n0", Node, BBox::new(30.0, 20.0, 110.0, 50.0));
+    sc.element("n1", Node, BBox::new(150.0, 180.0, 230.0, 210.0));
+    let curve = s_curve(Point::new(70.0, 50.0), Point::new(190.0, 180.0));
+    sc.edge(&curve, 1.0);
+    let x = x_at(&curve, 110.0);
+    sc.label("t0", BBox::new(x - 6.0, 100.0, x + 50.0, 111.0));
+    assert_eq!(
+        run(&sc, Direction::Vertical),
+        expect(&[("n0", "n1", Some("t0"))])
+    );
+}
+
+#[test]
+fn degraded_photo_like_image() {
+    let mut sc = straight_and_curved(LIGHT, 1.0);
+    // Blur (3×3 box), an exposure gradient and deterministic noise of about ±8 levels.
+    let src = sc.image.clone();
+    let (w, h) = src.dimensions();
+    let mut seed = 12345u32;
+    let mut out = RgbImage::new(w, h);
+    for y in 0..h {
+        for x in 0..w {
+            let mut acc = [0.0f32; 3];
+            let mut n = 0.0;
+            for dy in -1i64..=1 {
+                for dx in -1i64..=1 {
+                    let (xx, yy) = (x as i64 + dx, y as i64 + dy);
+                    if xx >= 0 && yy >= 0 && xx < w as i64 && yy < h as i64 {
+                        let p = src.get_pixel(xx as u32, yy as u32);
+                        for (a, v) in acc.iter_mut().zip(p.0) {
+                            *a += f32::from(v);
+                        }
+                        n += 1.0;
+                    }
+                }
+            }
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let noise = ((seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 16.0;
+            let gain = 0.75 + 0.2 * x as f32 / w as f32;
+            let px = out.get_pixel_mut(x, y);
+            for (v, a) in px.0.iter_mut().zip(acc) {
+                *v = (a / n * gain + noise).clamp(0.0, 255.0) as u8;
+            }
+        }
+    }
+    sc.image = out;
+    assert_eq!(
+        run(&sc, Direction::Vertical),
+        expect(&[("n0", "n1", Some("t0")), ("n0", "n2", Some("t1"))])
+    );
+}
+
+#[test]
+fn no_edge_without_a_connecting_stroke() {
+    let mut sc = Scene::new(360, 240, LIGHT);
+    sc.element("n0", Node, BBox::new(40.0, 20.0, 120.0, 50.0));
+    // Directly below n0, but nothing drawn between them.
+    sc.element("n1", Node, BBox::new(40.0, 150.0, 120.0, 180.0));
+    // An output pill cannot start an edge, even with a stroke from it into a node.
+    sc.element("o0", Output, BBox::new(180.0, 20.0, 240.0, 40.0));
+    sc.element("n2", Node, BBox::new(170.0, 150.0, 250.0, 180.0));
+    sc.edge(&[Point::new(210.0, 40.0), Point::new(210.0, 150.0)], 1.0);
+    // A stroke coming from outside the region (its source is out of view).
+    sc.element("n3", Node, BBox::new(280.0, 205.0, 350.0, 235.0));
+    sc.edge(
+        &s_curve(Point::new(359.0, 90.0), Point::new(315.0, 205.0)),
+        1.0,
+    );
+    assert_eq!(run(&sc, Direction::Vertical), expect(&[]));
+}
+
+#[test]
+fn side_entry_at_a_shallow_angle() {
+    // A wide fan-out into a small target: the curve meets the target's left side (Netron's intersectRect).
+    let mut sc = Scene::new(320, 200, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 20.0, 100.0, 50.0));
+    sc.element("n1", Node, BBox::new(250.0, 110.0, 280.0, 128.0));
+    let curve = bezier(
+        Point::new(60.0, 50.0),
+        Point::new(60.0, 100.0),
+        Point::new(160.0, 112.0),
+        Point::new(250.0, 115.0),
+        64,
+    );
+    sc.edge(&curve, 1.0);
+    let r = recover_edges(
+        &sc.image,
+        sc.region(),
+        &sc.elements,
+        &sc.labels,
+        Direction::Vertical,
+        &EdgeParams::default(),
+    )
+    .unwrap();
+    assert_eq!(triples(&r.edges), expect(&[("n0", "n1", None)]));
+    assert_eq!(r.edges[0].to_side, Side::Left);
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let sc = straight_and_curved(LIGHT, 1.0);
+    let p = EdgeParams::default();
+    let v = Direction::Vertical;
+    let nan = BBox::new(f32::NAN, 0.0, 10.0, 10.0);
+    assert!(matches!(
+        recover_edges(&sc.image, nan, &sc.elements, &sc.labels, v, &p),
+        Err(EdgeError::BadRegion(_))
+    ));
+    let outside = BBox::new(1000.0, 1000.0, 2000.0, 2000.0);
+    assert!(matches!(
+        recover_edges(&sc.image, outside, &sc.elements, &sc.labels, v, &p),
+        Err(EdgeError::BadRegion(_))
+    ));
+    let mut elements = sc.elements.clone();
+    elements.push(Element {
+        id: "n0".into(),
+        kind: Node,
+        bbox: BBox::new(0.0, 0.0, 5.0, 5.0),
+    });
+    assert_eq!(
+        recover_edges(&sc.image, sc.region(), &elements, &sc.labels, v, &p).unwrap_err(),
+        EdgeError::DuplicateId { id: "n0".into() }
+    );
+    let labels = vec![Label {
+        id: "t9".into(),
+        bbox: BBox::new(10.0, 10.0, 5.0, 20.0),
+    }];
+    assert_eq!(
+        recover_edges(&sc.image, sc.region(), &sc.elements, &labels, v, &p).unwrap_err(),
+        EdgeError::BadBox { id: "t9".into() }
+    );
+    // No elements at all: no edges, no error.
+    let r = recover_edges(&sc.image, sc.region(), &[], &[], v, &p).unwrap();
+    assert!(r.edges.is_empty());
+    // A region partly outside the image is clipped.
+    let big = BBox::new(-50.0, -50.0, 1000.0, 1000.0);
+    let r = recover_edges(&sc.image, big, &sc.elements, &sc.labels, v, &p).unwrap();
+    assert_eq!(r.edges.len(), 2);
+}
+
+#[test]
+fn work_frame_maps_both_ways() {
+    let p = EdgeParams::default();
+    let region = BBox::new(100.0, 50.0, 900.0, 650.0);
+    for direction in [Direction::Vertical, Direction::Horizontal] {
+        let f = work_frame(1000, 800, region, 2.5, direction, &p).unwrap();
+        assert!((f.scale - 0.5).abs() < 1e-6, "1.25 / 2.5");
+        assert!((f.unit() - 1.25).abs() < 1e-6);
+        let (w, h) = if direction == Direction::Horizontal {
+            (300, 400)
+        } else {
+            (400, 300)
+        };
+        assert_eq!((f.width, f.height), (w, h));
+        let q = Point::new(345.5, 222.25);
+        let back = f.to_source(f.to_work(q));
+        assert!((back.x - q.x).abs() < 1e-3 && (back.y - q.y).abs() < 1e-3);
+        let b = f.box_to_work(&BBox::new(200.0, 100.0, 300.0, 140.0));
+        assert!(b.is_ordered());
+    }
+    // Never upsampled; the pixel cap wins over the unit.
+    let f = work_frame(1000, 800, region, 0.5, Direction::Vertical, &p).unwrap();
+    assert_eq!(f.scale, 1.0);
+    let capped = EdgeParams {
+        max_work_pixels: 10_000,
+        ..EdgeParams::default()
+    };
+    let f = work_frame(1000, 800, region, 0.5, Direction::Vertical, &capped).unwrap();
+    assert!(u64::from(f.width) * u64::from(f.height) <= 10_000);
+}
+
+#[test]
+fn unit_from_boxes() {
+    let label = |h: f32| Label {
+        id: String::new(),
+        bbox: BBox::new(0.0, 0.0, 50.0, h),
+    };
+    let el = |h: f32| Element {
+        id: String::new(),
+        kind: Node,
+        bbox: BBox::new(0.0, 0.0, 50.0, h),
+    };
+    assert_eq!(
+        estimate_unit(&[], &[label(22.0), label(22.0), label(33.0)]),
+        Some(2.0)
+    );
+    assert_eq!(
+        estimate_unit(&[el(40.0), el(80.0), el(90.0), el(100.0)], &[]),
+        Some(4.0)
+    );
+    assert_eq!(estimate_unit(&[], &[]), None);
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Size of the host cdylib: stripped size, gzip -9 size, and the crates that dominate it (by symbol size).
+#
+# Usage: ffi/size-report.sh [release|release-small]
+#   release        the normal release build (reuses CARGO_TARGET_DIR, default /root/.cache/netron-ocr/target)
+#   release-small  opt-level "s", fat LTO, 1 codegen unit, panic = "unwind" kept (the FFI boundary catches
+#                  panics), stripped. (Built with symbols and stripped by this script, which gives the same bytes
+#                  as `strip = true` and lets it attribute the size to crates first.) Defined here with
+#                  --config so the root Cargo.toml needs no extra profile; built in its own target dir
+#                  (${NETRON_SMALL_TARGET_DIR:-/root/.cache/netron-ocr/target-small}) because it rebuilds every
+#                  dependency. SLOW (fat LTO over tract): build it once per change.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+profile="${1:-release}"
+cd "$repo"
+case "$profile" in
+  release)
+    target="${CARGO_TARGET_DIR:-/root/.cache/netron-ocr/target}"
+    CARGO_TARGET_DIR="$target" nice -n 10 cargo build --release -p netron-ocr-ffi --lib >&2
+    ;;
+  release-small)
+    target="${NETRON_SMALL_TARGET_DIR:-/root/.cache/netron-ocr/target-small}"
+    CARGO_TARGET_DIR="$target" nice -n 10 cargo build -p netron-ocr-ffi --lib --profile release-small \
+      --config 'profile.release-small.inherits="release"' \
+      --config 'profile.release-small.opt-level="s"' \
+      --config 'profile.release-small.lto="fat"' \
+      --config 'profile.release-small.codegen-units=1' >&2
+    ;;
+  *) echo "usage: $0 [release|release-small]" >&2; exit 2 ;;
+esac
+
+lib="$target/$profile/libnetron_ocr_ffi.so"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cp "$lib" "$tmp/full.so"
+strip -o "$tmp/stripped.so" "$tmp/full.so"
+echo "profile:            $profile"
+echo "cdylib as built:    $(stat -c %s "$lib") bytes"
+echo "stripped:           $(stat -c %s "$tmp/stripped.so") bytes"
+echo "stripped, gzip -9:  $(gzip -9 -c "$tmp/stripped.so" | wc -c) bytes"
+if nm "$tmp/full.so" >/dev/null 2>&1 && [[ -n "$(nm "$tmp/full.so" 2>/dev/null | head -n 1)" ]]; then
+  echo "largest crates by symbol size:"
+  nm -C --size-sort -S "$tmp/full.so" | python3 -c '
+import collections, re, sys
+total = collections.Counter()
+for line in sys.stdin:
+    parts = line.split(None, 3)
+    if len(parts) < 4:
+        continue
+    name = re.sub(r"^(<|impl |dyn )+", "", parts[3].strip())
+    total[re.split(r"::|<| ", name)[0]] += int(parts[1], 16)
+for crate, size in total.most_common(10):
+    print(f"  {size / 1e6:6.2f} MB  {crate}")'
+else
+  echo "(no symbols left to attribute: the profile strips them)"
+fi
