@@ -122,6 +122,33 @@
         const maxTop = Math.max(0, container.scrollHeight - container.clientHeight);
         container.scrollLeft = Math.round(args.pan[0] * maxLeft);
         container.scrollTop = Math.round(args.pan[1] * maxTop);
+        // Optional (absent for generated scenes): centre the view on the element whose ONNX node / graph-input
+        // name is `args.focus`, displaced by `args.focusShift` (fractions of the view size), instead of `pan`.
+        // Pan fractions land on empty space in big real graphs; `focus_pan` returns the pan actually used.
+        let focusPan = null;
+        if (typeof args.focus === 'string') {
+            let element = null;
+            for (const entry of target.nodes.values()) {
+                const node = entry.label;
+                if (node && node.element && kindOf(node.element) && node.value && node.value.name === args.focus) {
+                    element = node.element;
+                    break;
+                }
+            }
+            if (!element) {
+                throw new Error(`focus element ${JSON.stringify(args.focus)} not found`);
+            }
+            const shift = args.focusShift || [0, 0];
+            const r = element.getBoundingClientRect();
+            const area = container.getBoundingClientRect();
+            const x = area.left + container.clientLeft + container.clientWidth * (0.5 + shift[0]);
+            const y = area.top + container.clientTop + container.clientHeight * (0.5 + shift[1]);
+            const clamp = (v, hi) => Math.round(Math.min(hi, Math.max(0, v)));
+            container.scrollLeft = clamp(container.scrollLeft + (r.left + r.right) / 2 - x, maxLeft);
+            container.scrollTop = clamp(container.scrollTop + (r.top + r.bottom) / 2 - y, maxTop);
+            focusPan = [maxLeft > 0 ? container.scrollLeft / maxLeft : args.pan[0],
+                maxTop > 0 ? container.scrollTop / maxTop : args.pan[1]];
+        }
 
         const items = [];
         let order = 0;
@@ -192,6 +219,7 @@
             graph_size: [target._width, target._height],
             scroll: [container.scrollLeft, container.scrollTop],
             open_ms: openMs,
+            focus_pan: focusPan,
             items,
             edges,
             ui,

@@ -6,8 +6,10 @@ Contract
   reuses both for every scene. Use it as a context manager (or call `close()`).
 - `Renderer.render(model, options, scene_id) -> (PIL.Image RGB, truth dict)`: the screenshot is the full viewport at
   `options.viewport` CSS px × `options.device_scale`; truth is schema-v1 graph JSON (docs/graph-json.md) in screenshot
-  pixels (CSS px × devicePixelRatio). Floats are rounded to 2 decimals and ids are assigned in a deterministic order
-  (sorted by box top, then left), so the same model and options give byte-identical `truth_json(truth)`.
+  pixels (CSS px × devicePixelRatio); optional `focus=` centres the view on a named element instead of
+  `options.pan` (for real models, see the method doc). Floats are rounded to 2 decimals and ids are assigned in a
+  deterministic order (sorted by box top, then left), so the same model and options give byte-identical
+  `truth_json(truth)`.
 - Any failure of one scene (Netron error dialog, layout timeout, crash, nothing visible, graph too large) raises
   `RenderError`; the renderer stays usable (the page is reloaded or the browser restarted transparently).
 - `sample_options(rng)` draws render options with the distributions documented on it.
@@ -30,7 +32,8 @@ than 30% visible is left out, a clipped one has `truncated: true`):
 - scene: `id`, `kind` ("screenshot"), `generator_version`, `renderer`, `theme`, `weights`, `attributes`, `names`,
   `direction`, `zoom`, `device_scale`, `viewport` [w, h] CSS px, `pan`, `scroll` (CSS px), `graph_size` (CSS px at
   zoom 1), `label_font_px` (edge-label font size in image px), `ui_boxes` (Netron's menu button and zoom toolbar
-  buttons, drawn over the graph: elements under them are partly hidden), `options` (the RenderOptions as a dict).
+  buttons, drawn over the graph: elements under them are partly hidden), `options` (the RenderOptions as a dict),
+  and `focus` {name, shift} only when a focus was given.
 """
 
 from __future__ import annotations
@@ -636,11 +639,20 @@ class Renderer:
             self.page.emulate_media(color_scheme=options.theme)
             self._theme = options.theme
 
-    def render(self, model: onnx.ModelProto, options: RenderOptions, scene_id: str) -> tuple[Image.Image, dict]:
-        """Render `model` with `options`; returns (RGB screenshot, truth dict). Raises RenderError for this scene."""
+    def render(self, model: onnx.ModelProto, options: RenderOptions, scene_id: str, focus: str | None = None,
+               focus_shift: tuple[float, float] = (0.0, 0.0)) -> tuple[Image.Image, dict]:
+        """Render `model` with `options`; returns (RGB screenshot, truth dict). Raises RenderError for this scene.
+
+        focus (optional, not used for generated scenes): the ONNX node name or graph-input name of an element to
+        centre the view on, displaced by `focus_shift` (fractions of the view size, element appears at
+        (0.5 + dx, 0.5 + dy) of the view) — this replaces `options.pan`; the truth then records the pan actually
+        used in `scene.pan` / `scene.options.pan` and `scene.focus = {name, shift}`.
+        """
         from playwright.sync_api import Error as PlaywrightError
 
         options.validate()
+        if not all(-0.5 <= float(v) <= 0.5 for v in focus_shift):
+            raise ValueError(f"focus_shift must be fractions in [-0.5, 0.5]: {focus_shift}")
         if self._browser is None:
             raise RuntimeError("renderer is closed")
         count = len(model.graph.node)
@@ -662,6 +674,9 @@ class Renderer:
                 "pan": list(options.pan),
                 "timeoutMs": int(self.timeout_s * 1000),
             }
+            if focus is not None:
+                args["focus"] = str(focus)
+                args["focusShift"] = [float(v) for v in focus_shift]
             t0 = time.perf_counter()
             page_data = self.page.evaluate("args => window.__netronOcr.render(args)", args)
             t1 = time.perf_counter()
@@ -682,7 +697,12 @@ class Renderer:
         if abs(image.size[0] - expected[0]) > 1 or abs(image.size[1] - expected[1]) > 1:
             raise RenderError(f"screenshot size {image.size} != viewport × scale {expected}")
         t3 = time.perf_counter()
+        if focus is not None:
+            pan = tuple(round(min(1.0, max(0.0, v)), 4) for v in page_data["focus_pan"])
+            options = dataclasses.replace(options, pan=pan)
         truth = build_truth(page_data, options, scene_id, image.size)
+        if focus is not None:
+            truth["scene"]["focus"] = {"name": str(focus), "shift": [_r(v) for v in focus_shift]}
         self.last_timing = {"open": page_data["open_ms"] / 1000, "page": t1 - t0, "screenshot": t2 - t1,
                             "decode": t3 - t2, "truth": time.perf_counter() - t3}
         return image, truth

@@ -291,6 +291,10 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-minutes", type=float, default=None)
+    p.add_argument("--budget-minutes", type=float, default=None,
+                   help="training time over which the LR schedule runs (and then stops), summed over resumed runs")
+    p.add_argument("--init", type=Path, default=None,
+                   help="a checkpoint (.pt) whose config and model weights start a new run (fresh optimizer)")
     p.add_argument("--warm-start", type=Path, default=None, help="exported classifier .onnx to start from "
                    "(only when --out has no checkpoint yet; BatchNorm is then kept frozen)")
     p.add_argument("--widths", type=str, default=None, help="stem,s1,s2,s3,s4 channel widths (new runs only)")
@@ -329,8 +333,13 @@ def main(argv=None) -> int:
 
     ckpts = common.Checkpoints(args.out)
     previous = ckpts.load_latest()
+    init = None
+    if previous is None and args.init is not None:
+        init = torch.load(args.init, map_location="cpu", weights_only=False)
     if previous is not None:
         config = previous["config"]
+    elif init is not None:
+        config = dict(init["config"])
     else:
         config = dict(DEFAULT_CONFIG, num_classes=len(vocab), vocab_ops=list(vocab.ops),
                       warm_start=str(args.warm_start) if args.warm_start else None)
@@ -350,13 +359,16 @@ def main(argv=None) -> int:
 
         warm_start(model, args.warm_start, "classifier")
         print(f"warm start from {args.warm_start}", flush=True)
+    if init is not None:
+        model.load_state_dict(init["model"])
+        print(f"initialised from {args.init}", flush=True)
 
     steps_per_epoch = max(1, args.epoch_samples // args.batch)
     total = args.steps or max(1, int(round(args.epochs * steps_per_epoch)))
     cfg = common.LoopConfig(total_steps=total, lr=args.lr, weight_decay=args.weight_decay,
                             warmup_steps=min(args.warmup, max(1, total // 10)),
                             eval_every=args.eval_every or steps_per_epoch, save_every=100,
-                            max_minutes=args.max_minutes, seed=args.seed)
+                            max_minutes=args.max_minutes, budget_minutes=args.budget_minutes, seed=args.seed)
 
     def next_batch(rng: np.random.Generator):
         cls = rng.integers(0, len(classes), size=args.batch)

@@ -500,16 +500,30 @@ class DetectorData:
         return img, lb, lb.to_input(boxes), classes
 
 
-def make_batch(data: DetectorData, idx: np.ndarray, rng: np.random.Generator, augment: bool) -> dict:
+def make_batch(data: DetectorData, idx: np.ndarray, rng: np.random.Generator, augment: bool,
+               window: int = 0) -> dict:
+    """A training batch. With `window` (a multiple of 4, < 512) each sample is a random window × window part of
+    its letterboxed input, inside the resized crop where possible, with the targets sliced to match. The network
+    is fully convolutional, so this trains the same function at about (window/512)² of the cost."""
     imgs, lbs, targets = [], [], []
     for i in idx:
         img, lb, boxes, classes = data.sample(int(i), rng, augment)
         imgs.append(img)
         lbs.append(lb)
         targets.append(build_targets(boxes, classes))
-    batch = {"image": to_detector_tensor(imgs, lbs)}
+    x = to_detector_tensor(imgs, lbs)
+    if window and window < SIZE:
+        g = window // STRIDE
+        xs, ts = [], []
+        for n, (lb, t) in enumerate(zip(lbs, targets)):
+            i0 = int(rng.integers(0, max(0, lb.tw - window) // STRIDE + 1))
+            j0 = int(rng.integers(0, max(0, lb.th - window) // STRIDE + 1))
+            xs.append(x[n, :, j0 * STRIDE:j0 * STRIDE + window, i0 * STRIDE:i0 * STRIDE + window])
+            ts.append({k: v[..., j0:j0 + g, i0:i0 + g] for k, v in t.items()})
+        x, targets = torch.stack(xs), ts
+    batch = {"image": x.contiguous()}
     for k in ("heat", "size", "offset", "mask"):
-        batch[k] = torch.from_numpy(np.stack([t[k] for t in targets]))
+        batch[k] = torch.from_numpy(np.ascontiguousarray(np.stack([t[k] for t in targets])))
     return batch
 
 
@@ -537,6 +551,10 @@ def parse_args(argv=None):
     p.add_argument("--class-weights", type=float, nargs=4, default=(1.0, 1.0, 2.0, 2.0),
                    metavar=("NODE", "TENSOR", "INPUT", "OUTPUT"), help="focal-loss class weights")
     p.add_argument("--warm-start", type=Path, default=None, help="an exported detector .onnx to start from")
+    p.add_argument("--init", type=Path, default=None,
+                   help="a checkpoint (.pt) whose model weights start a new run (fresh optimizer and schedule)")
+    p.add_argument("--window", type=int, default=0,
+                   help="train on random window×window parts of each 512×512 input (multiple of 4; 0 = whole)")
     p.add_argument("--cache", type=Path, default=None, help="input cache dir (default under ~/.cache)")
     p.add_argument("--cache-workers", type=int, default=1, help="processes that pre-decode images into the cache")
     p.add_argument("--cache-format", choices=DiskCache.FORMATS, default="png",
@@ -573,6 +591,12 @@ def main(argv=None) -> int:
         n = warm_start_from_onnx(model, args.warm_start, torch.zeros(1, 3, SIZE, SIZE))
         print(f"warm start: {n} convolutions from {args.warm_start}; BatchNorm frozen")
         prepare = freeze_batchnorm
+    if args.init is not None:
+        model.load_state_dict(torch.load(args.init, map_location="cpu", weights_only=False)["model"])
+        print(f"initialised from {args.init}")
+    if args.window % STRIDE or args.window >= SIZE or args.window < 0:
+        print(f"--window must be a multiple of {STRIDE} below {SIZE}", file=sys.stderr)
+        return 2
 
     steps_per_epoch = max(1, len(train_data) // args.batch)
     total = int(round(args.epochs * steps_per_epoch))
@@ -584,7 +608,8 @@ def main(argv=None) -> int:
     weights = train_data.sampling_weights(args.io_weight)
 
     def next_batch(rng):
-        return make_batch(train_data, rng.choice(len(train_data), size=args.batch, p=weights), rng, augment=True)
+        return make_batch(train_data, rng.choice(len(train_data), size=args.batch, p=weights), rng, augment=True,
+                          window=args.window)
 
     def loss(m, b):
         return detector_loss(m, b, class_weights=tuple(args.class_weights))

@@ -6,9 +6,18 @@ Each of onnx's `backend/test/data/light/light_*.onnx` models (AlexNet, DenseNet-
 ShuffleNet, SqueezeNet, VGG-19, ZFNet-512; shape inference is run first so Netron draws shape labels) is rendered
 `--per-model` times with the data generator's own renderer, option sampler and camera simulator, and written in
 the docs/dataset.md scene layout: scene k = model_index × per_model + r. `DIR/real_models.json` maps scene index
-to model name. A scene that fails to render is retried with new options (the last try with Netron's opening view,
-zoom 1 at the top of the graph); one that still fails is reported and skipped.
-Resumes: complete scenes are kept.
+to model name and lists failures.
+
+Views: these "light" models replace every weight by an unnamed ConstantOfShape node, so Netron draws hundreds of
+ConstantOfShape cards beside the main chain and the layout becomes huge (ResNet-50 ≈ 12000 × 12500 CSS px) with
+the chain running diagonally through mostly empty space; the sampler's pan fractions (e.g. top centre) then show
+nothing. So each scene centres the view on a graph element instead of using the sampled pan (the renderer's
+`focus`): the graph input (Netron's own opening view centres on it) 25% of the time, else a uniformly drawn named
+node (the real operators; the ConstantOfShape nodes have no names), displaced by up to ±0.3 of the view in x and y.
+All other options (theme, zoom, viewport, device scale, weights/attributes/names, direction) come from the data
+generator's sampler. A scene that fails to render is retried with new draws (the last try is Netron's opening view:
+zoom 1, centred on the graph input); one that still fails is reported and skipped. `scene.focus` in the truth
+names the focused element. Resumes: complete scenes are kept.
 """
 
 from __future__ import annotations
@@ -26,6 +35,10 @@ import numpy as np
 DEFAULT_OUT = Path("/root/.cache/netron-ocr/data/real-eval")
 # Render attempts per scene (fresh option draws; the last one uses Netron's opening view).
 ATTEMPTS = 3
+# Probability that a scene is centred on the graph input rather than on a random named node.
+INPUT_FOCUS = 0.25
+# Largest displacement of the focused element from the view centre, as a fraction of the view size.
+FOCUS_SHIFT = 0.3
 
 
 def light_models() -> list[Path]:
@@ -33,6 +46,16 @@ def light_models() -> list[Path]:
 
     root = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
     return sorted(root.glob("light_*.onnx"))
+
+
+def focus_targets(model) -> tuple[str, list[str]]:
+    """(graph input Netron draws as a pill, named nodes) of `model`: focus candidates for the view."""
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    named = [n.name for n in model.graph.node if n.name]
+    if not inputs or not named:
+        raise ValueError(f"model {model.graph.name!r} has no graph input or no named node to focus on")
+    return inputs[0], named
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -62,6 +85,7 @@ def main(argv=None) -> int:
         for mi, path in enumerate(models):
             name = path.stem.removeprefix("light_")
             model = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
+            graph_input, named = focus_targets(model)
             for r in range(args.per_model):
                 k = mi * args.per_model + r
                 index_map[k] = name
@@ -71,11 +95,16 @@ def main(argv=None) -> int:
                 image = truth = None
                 errors = []
                 for attempt in range(ATTEMPTS):
-                    options = render.sample_options(random.Random(f"real-eval:{args.seed}:{k}:{attempt}"))
-                    if attempt == ATTEMPTS - 1:  # last try: Netron's own opening view (top of the graph)
-                        options = dataclasses.replace(options, zoom=1.0, pan=(0.5, 0.0))
+                    rng = random.Random(f"real-eval:{args.seed}:{k}:{attempt}")
+                    options = render.sample_options(rng)
+                    focus = graph_input if rng.random() < INPUT_FOCUS else rng.choice(named)
+                    shift = (rng.uniform(-FOCUS_SHIFT, FOCUS_SHIFT), rng.uniform(-FOCUS_SHIFT, FOCUS_SHIFT))
+                    if attempt == ATTEMPTS - 1:  # last try: Netron's own opening view (centred on the input)
+                        options = dataclasses.replace(options, zoom=1.0)
+                        focus, shift = graph_input, (0.0, 0.0)
                     try:
-                        image, truth = renderer.render(model, options, scene_id=f"real-{name}-{r}")
+                        image, truth = renderer.render(model, options, scene_id=f"real-{name}-{r}", focus=focus,
+                                                       focus_shift=shift)
                         break
                     except render.RenderError as e:
                         errors.append(str(e)[:200])

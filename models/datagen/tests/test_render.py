@@ -495,3 +495,26 @@ def test_scene_fixtures_are_valid():
             assert (truth["image"]["width"], truth["image"]["height"]) == image.size
         assert png.stat().st_size <= 300 * 1024
         validate_schema(truth)
+
+
+@needs_chromium
+def test_focus_centres_the_named_element(renderer):
+    # `focus=` (used only by train/render_real.py) centres a named node, shifted by a fraction of the view; without
+    # it, rendering is unchanged.
+    model = chain_model(10)
+    target = model.graph.node[len(model.graph.node) // 2].name
+    options = RenderOptions(viewport=(800, 600), device_scale=1.5, zoom=1.4, pan=(0.0, 0.0))
+    _, plain = renderer.render(model, options, "plain")
+    assert "focus" not in plain["scene"]
+    for shift in ((0.0, 0.0), (0.2, -0.1)):
+        image, truth = renderer.render(model, options, "focus", focus=target, focus_shift=shift)
+        validate_schema(truth)
+        assert truth["scene"]["focus"] == {"name": target, "shift": [shift[0], shift[1]]}
+        node = next(n for n in truth["nodes"] if n["name"] == target)
+        cy = (node["box"][1] + node["box"][3]) / 2
+        assert abs(cy - image.size[1] * (0.5 + shift[1])) < 2, (cy, image.size)
+        assert truth["scene"]["pan"][1] > 0.05 and truth["scene"]["scroll"][1] > 0
+    with pytest.raises(RenderError, match="not found"):
+        renderer.render(model, options, "missing", focus="no-such-node")
+    _, again = renderer.render(model, options, "plain")
+    assert again == plain

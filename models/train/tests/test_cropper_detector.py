@@ -340,6 +340,38 @@ def test_detector_train_step_export_and_warm_start(dataset, cache_root, tmp_path
         common.warm_start_from_onnx(cropper.build_model(), out, torch.zeros(1, 3, 64, 64))
 
 
+def test_window_batches_are_slices_of_the_whole_input(dataset, cache_root):
+    images, _ = common.split_scene_images(common.list_scene_images(dataset))
+    data = detector.DetectorData(images[:2], common.DiskCache(cache_root / "detector"))
+    idx = np.array([0, 1])
+    whole = detector.make_batch(data, idx, np.random.default_rng(5), augment=False)
+    part = detector.make_batch(data, idx, np.random.default_rng(5), augment=False, window=128)
+    assert part["image"].shape == (2, 3, 128, 128) and part["heat"].shape == (2, 4, 32, 32)
+    for n in range(2):
+        # Find the window's offset in the whole input: the image and every target must be the same slice of it.
+        hits = [(j, i) for j in range(0, 512 - 127, 4) for i in range(0, 512 - 127, 4)
+                if torch.equal(whole["image"][n, :, j:j + 128, i:i + 128], part["image"][n])]
+        assert hits, "the window is not a stride-aligned slice of the whole input"
+        j, i = hits[0]
+        for k in ("heat", "size", "offset", "mask"):
+            assert torch.equal(whole[k][n, ..., j // 4:j // 4 + 32, i // 4:i // 4 + 32], part[k][n]), k
+
+
+def test_init_starts_a_new_run_from_a_checkpoint(dataset, cache_root, tmp_path):
+    first = tmp_path / "a"
+    args = ["--data", str(dataset), "--out", str(first), "--epochs", "1", "--batch", "2", "--max-steps", "1",
+            "--cache", str(cache_root / "detector"), "--eval-limit", "1", "--window", "128"]
+    assert detector.main(args) == 0
+    second = tmp_path / "b"
+    args[args.index("--out") + 1] = str(second)
+    assert detector.main(args + ["--init", str(first / "last.pt"), "--max-steps", "0"]) == 0
+    a = torch.load(first / "last.pt", weights_only=False)
+    b = torch.load(second / "last.pt", weights_only=False)
+    assert b["step"] == 0
+    for k, v in a["model"].items():
+        assert torch.equal(v, b["model"][k]), k
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # The training command: two steps, evaluation, checkpoints, resume
 
