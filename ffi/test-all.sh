@@ -19,7 +19,10 @@ bindgen_target="${NETRON_BINDGEN_TARGET_DIR:-/root/.cache/netron-ocr/target-bind
 suites="${NETRON_SUITES:-python kotlin swift}"
 nice_cmd=(nice -n 10)
 
-lib="$CARGO_TARGET_DIR/release/libnetron_ocr_ffi.so"
+# The cdylib as cargo wrote it. `cargo test --no-run` leaves it in deps/ only: it does not copy ("uplift") it to
+# release/, so release/libnetron_ocr_ffi.so may be a stale copy from an earlier `cargo build`. `cargo build`
+# writes deps/ too, so deps/ is right for both build modes.
+lib="$CARGO_TARGET_DIR/release/deps/libnetron_ocr_ffi.so"
 bindgen="$bindgen_target/release/uniffi-bindgen"
 py_out="$repo/bindings/python/netron_ocr_ffi"
 kt_out="$repo/android/jvm-test/target/generated/uniffi"

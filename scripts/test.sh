@@ -8,7 +8,7 @@ cd "$ROOT"
 bash scripts/setup.sh || exit 1
 source scripts/env.sh
 
-passed=0; failed=0; failed_names=(); advisory_failed=()
+passed=0; failed=0; failed_names=()
 suite() {
   local name="$1"; shift
   echo "=== suite $name"
@@ -17,21 +17,12 @@ suite() {
   else failed=$((failed + 1)); failed_names+=("$name"); echo "=== suite $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 
-# Advisory suites: run and reported, but not yet gating (see issues 2 and 7: lints and the bindings suites are
-# being brought to green; make them gating by moving them to `suite`).
-advisory() {
-  local name="$1"; shift
-  echo "=== advisory suite $name"
-  if "$@"; then echo "=== advisory suite $name: ok"; else advisory_failed+=("$name"); echo "=== advisory suite $name: FAILED (not gating)"; fi
-}
-
+suite rust-fmt cargo fmt --all -- --check
+suite rust-clippy cargo clippy --release --workspace --all-targets -- -D warnings
 suite rust-test cargo test --release --workspace --no-fail-fast
 suite python bash -c "cd models && '$NETRON_OCR_PY' -m pytest -q -p no:cacheprovider"
-advisory rust-fmt cargo fmt --all -- --check
-advisory rust-clippy cargo clippy --release --workspace --all-targets -- -D warnings
-if [ -x ffi/test-all.sh ]; then advisory bindings ffi/test-all.sh; fi
+suite bindings ffi/test-all.sh
 
 ((failed)) && echo "failed suites: ${failed_names[*]}"
-((${#advisory_failed[@]})) && echo "advisory suites that failed (not gating): ${advisory_failed[*]}"
 echo "suites: $passed passed, $failed failed"
 ((failed == 0))

@@ -42,7 +42,8 @@ pub struct ClassifyParams {
     /// placeholder: to be calibrated on held-out synthetic data once the real model is trained (the
     /// probabilities are temperature-calibrated, so 0.5 means "more likely right than wrong").
     pub min_confidence: f32,
-    /// Crops per model run (the model takes any batch size). Default 32.
+    /// Crops per input tensor handed to [`Model::run`], which runs them one by one on a batch-1 plan (faster in
+    /// tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
     pub batch_size: usize,
 }
 

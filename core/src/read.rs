@@ -28,7 +28,8 @@ const STAGE: &str = "ocr";
 /// Tuning of [`TextReader`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReadParams {
-    /// Crops per model run (the model takes any batch size). Default 32.
+    /// Crops per input tensor handed to [`Model::run`], which runs them one by one on a batch-1 plan (faster in
+    /// tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
     pub batch_size: usize,
 }
 

@@ -58,7 +58,7 @@ mod tests {
     #[test]
     fn ok_and_err_pass_through() {
         assert_eq!(guarded(|| Ok(7)).unwrap(), 7);
-        let e = guarded::<()>(|| Err(NetronError::NotAvailable("x".into()))).unwrap_err();
-        assert!(matches!(e, NetronError::NotAvailable(_)));
+        let e = guarded::<()>(|| Err(NetronError::InvalidArgument("x".into()))).unwrap_err();
+        assert!(matches!(e, NetronError::InvalidArgument(_)));
     }
 }

@@ -7,9 +7,14 @@
 //! * `Captured`: `stable_frames` such frames in a row. The session stays captured, whatever comes next, until
 //!   `reset()`.
 //!
-//! An invalid frame (bad geometry) returns its error and changes nothing. On `Captured` the scan runs on the
-//! capturing frame. Until the core scan pipeline exists it fails with `NotAvailable`, so `result` stays `None`;
-//! with the pipeline, results of the steady frames will be fused here (TODO(pipeline)).
+//! Every frame that counts towards the capture (accepted and steady) is scanned as it comes in, so a push of
+//! such a frame takes a scan's time. When the capture completes, the graphs of those `stable_frames` frames are
+//! fused by voting ([`crate::fusion`]: elements matched by box IoU, majority vote on ops and texts, elements kept
+//! when seen in most frames) into the update's `result`, whose `frames` says how many were fused. A rejected
+//! frame drops the scans collected so far (the camera moved or the view got worse).
+//!
+//! An invalid frame (bad geometry) returns its error and changes nothing; so does a frame whose scan fails (it
+//! is not counted).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -18,8 +23,11 @@ use netron_ocr_core::quality as core_quality;
 
 use crate::boundary::guarded;
 use crate::error::NetronError;
-use crate::scanner::{ScanResult, Scanner};
+use crate::fusion::fuse;
+use crate::scan_result::{ScanResult, StageTimings};
+use crate::scanner::Scanner;
 use crate::types::{select_planes, FrameInfo, FrameQuality, Hint};
+use netron_ocr_core::scanner as core_scanner;
 
 /// Where a capture session stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
@@ -40,8 +48,7 @@ pub struct CaptureUpdate {
     /// Steady accepted frames in a row so far (capped at `required_stable_frames`), for a progress indicator.
     pub stable_frames: u32,
     pub required_stable_frames: u32,
-    /// The scan result once captured; `None` before, and also after capture while the scan pipeline is not
-    /// available in this build.
+    /// The fused scan result once captured (`result.frames` frames fused); `None` before.
     pub result: Option<ScanResult>,
 }
 
@@ -52,6 +59,8 @@ pub(crate) struct CaptureMachine {
     required: u32,
     stable: u32,
     state: CaptureState,
+    /// Scans of the steady frames of the current run, oldest first.
+    scans: Vec<core_scanner::ScanResult>,
     result: Option<ScanResult>,
 }
 
@@ -62,31 +71,62 @@ impl CaptureMachine {
             required,
             stable: 0,
             state: CaptureState::Searching,
+            scans: Vec::new(),
             result: None,
         }
     }
 
-    /// Advances on one assessed frame; returns whether this frame completed the capture.
-    pub(crate) fn observe(&mut self, quality: &core_quality::FrameQuality) -> bool {
+    /// Whether a frame of this quality counts towards the capture (and so is to be scanned): accepted, with a
+    /// stability measure (it passed the gate's motion check against the previous frame), not yet captured.
+    pub(crate) fn counts(&self, quality: &core_quality::FrameQuality) -> bool {
+        self.state != CaptureState::Captured && quality.accept && quality.stability.is_some()
+    }
+
+    /// Advances on one assessed frame, with its scan when it [`counts`](Self::counts) (`None` in tests of the
+    /// state machine alone). When this frame completes the capture, the collected scans are fused into
+    /// `result`. Returns whether this frame completed the capture.
+    pub(crate) fn observe(
+        &mut self,
+        quality: &core_quality::FrameQuality,
+        scan: Option<core_scanner::ScanResult>,
+    ) -> Result<bool, NetronError> {
         if self.state == CaptureState::Captured {
-            return false;
+            return Ok(false);
         }
         if !quality.accept {
             self.stable = 0;
+            self.scans.clear();
             self.state = CaptureState::Searching;
-            return false;
+            return Ok(false);
         }
-        // An accepted frame with a stability measure passed the gate's motion check against the previous frame.
         if quality.stability.is_some() {
             self.stable += 1;
+            self.scans.extend(scan);
         }
         if self.stable >= self.required {
             self.state = CaptureState::Captured;
-            true
+            self.result = self.fused(quality)?;
+            Ok(true)
         } else {
             self.state = CaptureState::Steadying;
-            false
+            Ok(false)
         }
+    }
+
+    /// The collected scans fused, with the capturing frame's quality and the stage timings summed over the scans.
+    fn fused(
+        &mut self,
+        quality: &core_quality::FrameQuality,
+    ) -> Result<Option<ScanResult>, NetronError> {
+        let scans = std::mem::take(&mut self.scans);
+        let graphs: Vec<_> = scans.iter().map(|s| s.graph.clone()).collect();
+        let Some(graph) = fuse(&graphs) else {
+            return Ok(None);
+        };
+        let timings = scans.iter().fold(StageTimings::default(), |sum, s| {
+            sum.add(&StageTimings::from(s.timings))
+        });
+        ScanResult::from_core(&graph, quality.clone().into(), timings, scans.len() as u32).map(Some)
     }
 
     pub(crate) fn update(&self, quality: core_quality::FrameQuality) -> CaptureUpdate {
@@ -105,6 +145,7 @@ impl CaptureMachine {
         self.gate.reset();
         self.stable = 0;
         self.state = CaptureState::Searching;
+        self.scans.clear();
         self.result = None;
     }
 }
@@ -128,7 +169,8 @@ impl CaptureSession {
         })
     }
 
-    /// Pushes one assessed frame; `rgb` converts the frame for the scan, only when it completes the capture.
+    /// Pushes one assessed frame; `rgb` converts the frame for its scan, only when the frame counts towards the
+    /// capture.
     fn push(
         &self,
         assess: impl FnOnce(
@@ -138,12 +180,13 @@ impl CaptureSession {
     ) -> Result<CaptureUpdate, NetronError> {
         let mut m = self.machine();
         let quality = assess(&mut m.gate)?;
-        if m.observe(&quality) {
-            match rgb().and_then(|img| self.scanner.scan_rgb(&img)) {
-                Ok(result) => m.result = Some(result),
-                Err(NetronError::NotAvailable(why)) => log::warn!("captured, but no scan: {why}"),
-                Err(e) => return Err(e),
-            }
+        let scan = if m.counts(&quality) {
+            Some(self.scanner.scan_core_rgb(&rgb()?)?)
+        } else {
+            None
+        };
+        if m.observe(&quality, scan)? {
+            log::debug!("captured: {} frame(s) fused", m.required);
         }
         Ok(m.update(quality))
     }
@@ -203,7 +246,7 @@ impl CaptureSession {
         guarded(|| Ok(self.machine().state))
     }
 
-    /// Starts over: `Searching`, no previous frame, no result.
+    /// Starts over: `Searching`, no previous frame, no collected scans, no result.
     pub fn reset(&self) -> Result<(), NetronError> {
         guarded(|| {
             self.machine().reset();
@@ -233,20 +276,89 @@ mod tests {
         }
     }
 
+    impl CaptureMachine {
+        fn observe_q(&mut self, quality: &core_quality::FrameQuality) -> bool {
+            self.observe(quality, None).unwrap()
+        }
+    }
+
+    fn scan(graph: netron_ocr_core::graph::GraphJson) -> core_scanner::ScanResult {
+        core_scanner::ScanResult {
+            graph,
+            quality: q(true, Some(1.0)),
+            timings: core_scanner::StageTimings {
+                detect: 2.0,
+                ..Default::default()
+            },
+            debug: None,
+        }
+    }
+
+    #[test]
+    fn captured_result_fuses_the_steady_frames() {
+        let frames = crate::fusion::tests::three_frames();
+        let mut m = CaptureMachine::new(Default::default(), 3);
+        assert!(!m.observe(&q(true, None), None).unwrap()); // first frame: no stability, not scanned
+        assert!(!m.counts(&q(true, None)));
+        for f in &frames[..2] {
+            assert!(m.counts(&q(true, Some(1.0))));
+            assert!(!m
+                .observe(&q(true, Some(1.0)), Some(scan(f.clone())))
+                .unwrap());
+        }
+        assert!(m.result.is_none());
+        assert!(m
+            .observe(&q(true, Some(1.0)), Some(scan(frames[2].clone())))
+            .unwrap());
+        let r = m.result.clone().expect("fused result");
+        assert_eq!(r.frames, 3);
+        assert_eq!(r.timings.detect_ms, 6.0);
+        let fused = crate::fusion::fuse(&frames).unwrap();
+        assert_eq!(r.graph_json, fused.to_json().unwrap());
+        // The spurious node of frame 0 is gone; the typed graph says the same as the JSON.
+        assert_eq!(r.graph.nodes.len(), 2);
+        assert_eq!(r.graph.nodes[0].op.as_deref(), Some("Conv"));
+        assert!(!m.counts(&q(true, Some(1.0)))); // captured: nothing more is scanned
+        m.reset();
+        assert!(m.result.is_none() && m.scans.is_empty());
+    }
+
+    #[test]
+    fn a_rejected_frame_drops_the_collected_scans() {
+        let frames = crate::fusion::tests::three_frames();
+        let mut m = CaptureMachine::new(Default::default(), 2);
+        m.observe(&q(true, Some(1.0)), Some(scan(frames[0].clone())))
+            .unwrap();
+        m.observe_q(&q(false, Some(1.0)));
+        assert!(m.scans.is_empty());
+        m.observe(&q(true, Some(1.0)), Some(scan(frames[1].clone())))
+            .unwrap();
+        assert!(m
+            .observe(&q(true, Some(1.0)), Some(scan(frames[2].clone())))
+            .unwrap());
+        let r = m.result.unwrap();
+        assert_eq!(r.frames, 2);
+        // Frames 1 and 2 only (frame 0's scan was dropped): both nodes are seen in both frames, so kept; the input
+        // names tie in votes and confidence ("dala" 0.9, "data" 0.9), so the first frame's wins.
+        assert_eq!(r.graph.nodes.len(), 2);
+        assert_eq!(r.graph.inputs[0].name, "dala");
+    }
+
     #[test]
     fn searching_steadying_captured_then_sticky() {
         let mut m = CaptureMachine::new(Default::default(), 2);
-        assert!(!m.observe(&q(false, None)));
+        assert!(!m.observe_q(&q(false, None)));
         assert_eq!(m.state, CaptureState::Searching);
         // First accepted frame has no stability measure yet: steadying, 0 steady frames.
-        assert!(!m.observe(&q(true, None)));
+        assert!(!m.observe_q(&q(true, None)));
         assert_eq!((m.state, m.stable), (CaptureState::Steadying, 0));
-        assert!(!m.observe(&q(true, Some(0.99))));
+        assert!(!m.observe_q(&q(true, Some(0.99))));
         assert_eq!((m.state, m.stable), (CaptureState::Steadying, 1));
-        assert!(m.observe(&q(true, Some(0.99))));
+        assert!(m.observe_q(&q(true, Some(0.99))));
         assert_eq!(m.state, CaptureState::Captured);
-        // Captured is sticky: a bad frame afterwards changes nothing and does not capture again.
-        assert!(!m.observe(&q(false, Some(0.5))));
+        assert!(m.result.is_none()); // nothing was scanned
+                                     // Captured is sticky: a bad frame afterwards changes nothing and does not capture again.
+        assert!(!m.observe_q(&q(false, Some(0.5))));
         assert_eq!(m.state, CaptureState::Captured);
         m.reset();
         assert_eq!((m.state, m.stable), (CaptureState::Searching, 0));
@@ -255,11 +367,11 @@ mod tests {
     #[test]
     fn a_rejected_frame_restarts_the_count() {
         let mut m = CaptureMachine::new(Default::default(), 3);
-        m.observe(&q(true, Some(1.0)));
-        m.observe(&q(true, Some(1.0)));
-        m.observe(&q(false, Some(1.0)));
+        m.observe_q(&q(true, Some(1.0)));
+        m.observe_q(&q(true, Some(1.0)));
+        m.observe_q(&q(false, Some(1.0)));
         assert_eq!((m.state, m.stable), (CaptureState::Searching, 0));
-        m.observe(&q(true, Some(1.0)));
+        m.observe_q(&q(true, Some(1.0)));
         assert_eq!((m.state, m.stable), (CaptureState::Steadying, 1));
     }
 

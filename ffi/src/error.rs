@@ -5,8 +5,10 @@
 //! `NetronError.BufferTooShort(message:)`, Python `NetronError.BufferTooShort`). Every core error maps to exactly
 //! one variant; nothing is dropped into a catch-all except what is genuinely internal.
 
+use netron_ocr_core::crop::CropError;
 use netron_ocr_core::frame::FrameError;
 use netron_ocr_core::graph::GraphError;
+use netron_ocr_core::ScanError;
 
 /// Everything an exported call can fail with.
 #[derive(Debug, thiserror::Error, uniffi::Error)]
@@ -36,7 +38,8 @@ pub enum NetronError {
     /// An argument outside its documented range (other than frame geometry).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// A model directory that is missing or unusable.
+    /// Models that could not be loaded: a missing or unusable model directory, a file whose hash does not match
+    /// its manifest, a model tract cannot load, or a build without bundled models.
     #[error("cannot load models: {0}")]
     ModelLoad(String),
     /// Graph JSON that is not a valid netron-ocr graph of schema v1.
@@ -45,9 +48,9 @@ pub enum NetronError {
     /// Graph JSON of a major version this library cannot read.
     #[error("unsupported graph JSON version: {0}")]
     UnsupportedGraphVersion(String),
-    /// A feature this build of the library does not provide yet.
-    #[error("not available: {0}")]
-    NotAvailable(String),
+    /// A model ran but failed or returned tensors of an unexpected shape (the message names the stage).
+    #[error("inference failed: {0}")]
+    Inference(String),
     /// A bug: a panic inside the library, caught at the boundary. The message is the panic's.
     #[error("internal error: {0}")]
     Internal(String),
@@ -86,5 +89,52 @@ impl From<GraphError> for NetronError {
             }
             GraphError::Write(_) => NetronError::Internal(text),
         }
+    }
+}
+
+impl From<ScanError> for NetronError {
+    fn from(e: ScanError) -> Self {
+        let text = e.to_string();
+        match e {
+            ScanError::Frame(f) => f.into(),
+            ScanError::Graph(g) => g.into(),
+            ScanError::Model(_) => NetronError::ModelLoad(text),
+            // An empty image is the caller's input; the other crop/detect failures are a model's output.
+            ScanError::Input { .. } | ScanError::Crop(CropError::EmptyImage { .. }) => {
+                NetronError::InvalidFrame(text)
+            }
+            ScanError::Inference { .. }
+            | ScanError::Crop(_)
+            | ScanError::Detect(_)
+            | ScanError::Classify(_)
+            | ScanError::Read(_) => NetronError::Inference(text),
+            // Edge recovery and assembly only see boxes the pipeline made itself: a failure there is a bug.
+            ScanError::Edges(_) | ScanError::Assemble(_) => NetronError::Internal(text),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_errors_keep_their_kind_and_message() {
+        let e: NetronError = ScanError::Frame(FrameError::UnsupportedFormat("GIF".into())).into();
+        assert!(
+            matches!(&e, NetronError::UnsupportedFormat(m) if m.contains("GIF")),
+            "{e:?}"
+        );
+        let e: NetronError = ScanError::inference("detector", "shape [1, 2]").into();
+        assert!(
+            matches!(&e, NetronError::Inference(m) if m.contains("detector")),
+            "{e:?}"
+        );
+        let e: NetronError = ScanError::Crop(CropError::EmptyImage {
+            width: 0,
+            height: 3,
+        })
+        .into();
+        assert!(matches!(e, NetronError::InvalidFrame(_)));
     }
 }

@@ -1,8 +1,10 @@
 //! UniFFI bindings of netron-ocr (Kotlin, Swift, Python): a thin layer over `netron-ocr-core`.
 //!
-//! * [`scanner::Scanner`]: thread-safe entry object: `assess*` (quality gate) and `scan*` (graph reading; returns
-//!   `NotAvailable` until the core scan pipeline lands).
-//! * [`capture::CaptureSession`]: the Searching → Steadying → Captured state machine over a camera stream.
+//! * [`scanner::Scanner`]: thread-safe entry object over the core pipeline: `assess*` (quality gate) and `scan*`
+//!   (graph reading), returning a [`scan_result::ScanResult`]: the graph as typed records and as graph JSON v1,
+//!   the frame's quality and per-stage timings.
+//! * [`capture::CaptureSession`]: the Searching → Steadying → Captured state machine over a camera stream; the
+//!   steady frames are scanned and their graphs fused by voting ([`fusion`]).
 //! * [`scanner::assess`], [`types::tight_frame_info`], [`types::rotation_from_degrees`],
 //!   [`types::default_quality_params`], [`graph_json::normalize_graph_json`]: free functions.
 //! * [`log_bridge`]: `log` records to a foreign `LogSink`, or to logcat / os_log.
@@ -16,8 +18,10 @@ uniffi::setup_scaffolding!("netron_ocr_ffi");
 pub mod boundary;
 pub mod capture;
 pub mod error;
+mod fusion;
 pub mod graph_json;
 pub mod log_bridge;
+pub mod scan_result;
 pub mod scanner;
 pub mod types;
 
@@ -30,5 +34,6 @@ mod oslog;
 
 pub use capture::{CaptureSession, CaptureState, CaptureUpdate};
 pub use error::NetronError;
-pub use scanner::{assess, ScanResult, Scanner};
+pub use scan_result::{ScanGraph, ScanResult, StageTimings};
+pub use scanner::{assess, Scanner};
 pub use types::{Exposure, FrameInfo, FrameQuality, Hint, PixelFormat, QualityParams, Rotation};

@@ -1,90 +1,77 @@
 //! `Scanner`: the library's entry object. One scanner is immutable after construction and may be shared by any
 //! number of threads (it is `Send + Sync`; every method takes `&self`).
 //!
-//! Today it holds the quality-gate parameters and where its models come from. Reading a graph (`scan*`) needs the
-//! scan pipeline of `netron-ocr-core` (cropper → detector → operator classifier → OCR → graph assembly), which
-//! does not exist yet: until it lands, every `scan*` method decodes and validates its input exactly as the
-//! pipeline will and then returns [`NetronError::NotAvailable`]. It never fabricates a graph.
+//! It owns a `netron_ocr_core::scanner::Scanner` built once at construction (models loaded and optimised by
+//! tract then, so the first scan pays no setup), and the loaded `ModelSet` so that `with_quality_params` can make a
+//! sibling scanner without loading the models again (clones share the tract plans).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use image::RgbImage;
-use netron_ocr_core::{frame as core_frame, quality as core_quality};
+use netron_ocr_core::models::ModelSet;
+use netron_ocr_core::scanner::{self as core_scanner, ScanParams};
+use netron_ocr_core::{frame as core_frame, quality as core_quality, ScanError};
 
 use crate::boundary::guarded;
 use crate::error::NetronError;
+use crate::scan_result::ScanResult;
 use crate::types::{select_planes, FrameInfo, FrameQuality, QualityParams};
-
-/// What a successful scan returns.
-#[derive(Debug, Clone, PartialEq, uniffi::Record)]
-pub struct ScanResult {
-    /// The graph as graph JSON v1 (`docs/graph-json.md`), the library's output contract. Parse it with the
-    /// platform's graph types (Kotlin `GraphJson`, Swift `NetronGraph`).
-    pub graph_json: String,
-}
-
-/// Where a scanner's models come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum ModelSource {
-    /// The models embedded in the library (cargo feature `bundled-models`).
-    Bundled,
-    /// `.onnx` files in a directory (e.g. downloaded after install to keep the app small).
-    Dir(PathBuf),
-}
 
 /// Reads Netron graphs from camera frames and images. Thread-safe: share one instance.
 #[derive(Debug, uniffi::Object)]
 pub struct Scanner {
-    params: core_quality::QualityParams,
-    models: ModelSource,
+    models: ModelSet,
+    core: core_scanner::Scanner,
 }
 
-// TODO(pipeline): replace with the core scan pipeline once it lands in netron-ocr-core (issue "Scan pipeline":
-// cropper, detector, classifier, OCR, graph assembly); `CaptureSession` then fuses per-frame results.
-/// Message of the `NotAvailable` error every `scan*` call returns until the pipeline exists.
-pub(crate) const SCAN_NOT_AVAILABLE: &str = "graph scanning is not in this build yet: the scan pipeline of \
-    netron-ocr-core has not landed; frame input and the quality gate (assess*, CaptureSession) work";
-
 impl Scanner {
-    pub(crate) fn core_params(&self) -> &core_quality::QualityParams {
-        &self.params
+    fn build(models: ModelSet, params: ScanParams) -> Result<Scanner, NetronError> {
+        let core = core_scanner::Scanner::with_params(&models, params)?;
+        Ok(Scanner { models, core })
     }
 
-    /// The scan step shared by every input kind, given the upright RGB image.
-    pub(crate) fn scan_rgb(&self, image: &RgbImage) -> Result<ScanResult, NetronError> {
-        log::debug!(
-            "scan of a {}x{} image with {:?} models: pipeline not available",
-            image.width(),
-            image.height(),
-            self.models
-        );
-        Err(NetronError::NotAvailable(SCAN_NOT_AVAILABLE.to_owned()))
+    pub(crate) fn core_params(&self) -> &core_quality::QualityParams {
+        &self.core.params().quality
     }
+
+    /// Runs the core pipeline on an upright RGB image (for `CaptureSession`, which fuses core graphs).
+    pub(crate) fn scan_core_rgb(
+        &self,
+        image: &RgbImage,
+    ) -> Result<core_scanner::ScanResult, NetronError> {
+        Ok(self.core.scan_rgb(image)?)
+    }
+}
+
+/// The boundary form of a single-frame core result.
+fn single(r: core_scanner::ScanResult) -> Result<ScanResult, NetronError> {
+    ScanResult::from_core(&r.graph, r.quality.into(), r.timings.into(), 1)
+}
+
+fn model_error(e: netron_ocr_core::models::ModelError) -> NetronError {
+    ScanError::from(e).into()
 }
 
 #[uniffi::export]
 impl Scanner {
-    /// A scanner with the models bundled in the library and the default quality thresholds.
-    /// Fails with `ModelLoad` when the library was built without bundled models.
+    /// A scanner with the models bundled in the library and the default parameters (loads and optimises the
+    /// four models: tens of milliseconds). Fails with `ModelLoad` when the library was built without bundled
+    /// models.
     #[uniffi::constructor]
     pub fn new() -> Result<Arc<Self>, NetronError> {
         guarded(|| {
-            if !cfg!(feature = "bundled-models") {
-                return Err(NetronError::ModelLoad(
-                    "this build has no bundled models (cargo feature `bundled-models` off): use from_model_dir".into(),
-                ));
-            }
+            let models = ModelSet::bundled().map_err(model_error)?;
+            let scanner = Scanner::build(models, ScanParams::default())?;
             log::debug!("scanner created with bundled models");
-            Ok(Arc::new(Scanner {
-                params: core_quality::QualityParams::default(),
-                models: ModelSource::Bundled,
-            }))
+            Ok(Arc::new(scanner))
         })
     }
 
-    /// A scanner that loads its models from the directory `path`. Fails with `ModelLoad` when `path` is not a
-    /// readable directory.
+    /// A scanner that loads its models from the directory `path` (the `.onnx` files, `vocab.json`,
+    /// `ocr_alphabet.json` and their `*.MODEL.md` manifests, hash-checked). Fails with `ModelLoad` when `path` is
+    /// not a readable directory or a model in it is missing, corrupt or does not match its manifest.
     #[uniffi::constructor]
     pub fn from_model_dir(path: String) -> Result<Arc<Self>, NetronError> {
         guarded(|| {
@@ -94,33 +81,33 @@ impl Scanner {
                 Ok(_) => return Err(NetronError::ModelLoad(format!("{path}: not a directory"))),
                 Err(e) => return Err(NetronError::ModelLoad(format!("{path}: {e}"))),
             }
+            let models = ModelSet::from_dir(&dir).map_err(model_error)?;
+            let scanner = Scanner::build(models, ScanParams::default())?;
             log::debug!("scanner created with models from {path}");
-            Ok(Arc::new(Scanner {
-                params: core_quality::QualityParams::default(),
-                models: ModelSource::Dir(dir),
-            }))
+            Ok(Arc::new(scanner))
         })
     }
 
-    /// A copy of this scanner (same models) with other quality thresholds.
+    /// A copy of this scanner (same models, shared, not reloaded) with other quality thresholds.
     pub fn with_quality_params(&self, params: QualityParams) -> Result<Arc<Scanner>, NetronError> {
         guarded(|| {
-            Ok(Arc::new(Scanner {
-                params: params.into(),
-                models: self.models.clone(),
-            }))
+            let params = ScanParams {
+                quality: params.into(),
+                ..self.core.params().clone()
+            };
+            Ok(Arc::new(Scanner::build(self.models.clone(), params)?))
         })
     }
 
     /// The quality thresholds in use.
     pub fn quality_params(&self) -> Result<QualityParams, NetronError> {
-        guarded(|| Ok(self.params.clone().into()))
+        guarded(|| Ok(self.core_params().clone().into()))
     }
 
     /// Quality verdict on one frame held in one buffer (planes packed one after another). No stability: use a
     /// `CaptureSession` for a stream. The buffer is only borrowed for the call (no copy).
     pub fn assess(&self, frame: &[u8], info: FrameInfo) -> Result<FrameQuality, NetronError> {
-        guarded(|| Ok(core_quality::assess_frame(frame, &info.into(), &self.params)?.into()))
+        guarded(|| Ok(core_quality::assess_frame(frame, &info.into(), self.core_params())?.into()))
     }
 
     /// Like [`Scanner::assess`], with one buffer per plane (Android `Image.getPlanes()`, iOS CVPixelBuffer
@@ -134,7 +121,7 @@ impl Scanner {
     ) -> Result<FrameQuality, NetronError> {
         guarded(|| {
             let planes = select_planes(info.format, [plane0, plane1, plane2])?;
-            Ok(core_quality::assess_planes(&planes, &info.into(), &self.params)?.into())
+            Ok(core_quality::assess_planes(&planes, &info.into(), self.core_params())?.into())
         })
     }
 
@@ -142,17 +129,18 @@ impl Scanner {
     pub fn assess_image(&self, encoded: &[u8]) -> Result<FrameQuality, NetronError> {
         guarded(|| {
             let image = core_frame::decode_bytes(encoded)?;
-            Ok(core_quality::assess_rgb(&image, &self.params).into())
+            Ok(core_quality::assess_rgb(&image, self.core_params()).into())
         })
     }
 
-    /// Reads the graph in one frame held in one buffer. Until the core pipeline lands: validates and converts the
-    /// frame, then fails with `NotAvailable`.
+    /// Reads the graph in one frame held in one buffer (borrowed for the call, not copied). Any frame is
+    /// scanned, whatever its quality (reported in `quality`); an image that shows no graph gives an empty graph
+    /// with a low canvas confidence, never an error.
     pub fn scan(&self, frame: &[u8], info: FrameInfo) -> Result<ScanResult, NetronError> {
-        guarded(|| self.scan_rgb(&core_frame::frame_to_rgb(frame, &info.into())?))
+        guarded(|| single(self.core.scan_frame(frame, &info.into())?))
     }
 
-    /// Like [`Scanner::scan`], with one buffer per plane.
+    /// Like [`Scanner::scan`], with one buffer per plane; planes the format does not use must be empty.
     pub fn scan_planes(
         &self,
         plane0: &[u8],
@@ -162,14 +150,24 @@ impl Scanner {
     ) -> Result<ScanResult, NetronError> {
         guarded(|| {
             let planes = select_planes(info.format, [plane0, plane1, plane2])?;
-            self.scan_rgb(&core_frame::frame_to_rgb_planes(&planes, &info.into())?)
+            let t = Instant::now();
+            let image = core_frame::frame_to_rgb_planes(&planes, &info.into())?;
+            let decode = t.elapsed().as_secs_f64() * 1000.0;
+            let mut r = self.core.scan_rgb(&image)?;
+            r.timings.decode = decode;
+            single(r)
         })
     }
 
-    /// Reads the graph in an encoded JPEG or PNG image (a photo from the gallery, a screenshot). Until the core
-    /// pipeline lands: decodes the image, then fails with `NotAvailable`.
+    /// Reads the graph in an encoded JPEG or PNG image (a photo from the gallery, a screenshot; EXIF orientation
+    /// applied).
     pub fn scan_image(&self, encoded: &[u8]) -> Result<ScanResult, NetronError> {
-        guarded(|| self.scan_rgb(&core_frame::decode_bytes(encoded)?))
+        guarded(|| single(self.core.scan_bytes(encoded)?))
+    }
+
+    /// Reads the graph in a JPEG or PNG file.
+    pub fn scan_file(&self, path: String) -> Result<ScanResult, NetronError> {
+        guarded(|| single(self.core.scan_file(Path::new(&path))?))
     }
 }
 

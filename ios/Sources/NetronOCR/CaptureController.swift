@@ -6,9 +6,10 @@ public enum ScanUpdate {
     case searching(hints: [Hint], quality: FrameQuality)
     /// Good frames are coming in; `progress` is the share of the steady frames needed, 0...1.
     case steadying(hints: [Hint], quality: FrameQuality, progress: Float)
-    /// Captured. `graph` is the scan result, or nil with `scanError` set while the library has no scan pipeline
-    /// yet (the UI should then say so rather than show a graph).
-    case captured(quality: FrameQuality, graph: NetronGraph?, scanError: String?)
+    /// Captured. `result` is the graph fused from the steady frames (`result.frames` of them) with timings, and
+    /// `graph` its `NetronGraph` model. Both are nil, with `scanError` saying why, only if the library returned no
+    /// result or JSON this model cannot read (the UI should then say so; it never shows a made-up graph).
+    case captured(quality: FrameQuality, result: ScanResult?, graph: NetronGraph?, scanError: String?)
     /// A frame could not be processed (bad geometry or an internal error); the capture state is unchanged.
     case failed(NetronError)
 }
@@ -23,8 +24,8 @@ public final class CaptureController: AsyncSequence, @unchecked Sendable {
     public typealias Element = ScanUpdate
     public typealias AsyncIterator = AsyncStream<ScanUpdate>.Iterator
 
-    /// Shown on capture while the library cannot read graphs yet.
-    public static let scanUnavailable = "Graph reading is not available in this version of the library."
+    /// `scanError` of a capture that completed without a scan result (a library bug).
+    public static let noResult = "The capture completed without a scan result."
 
     private let session: CaptureSession
     private let stream: AsyncStream<ScanUpdate>
@@ -97,13 +98,14 @@ public final class CaptureController: AsyncSequence, @unchecked Sendable {
             return .steadying(hints: u.hints, quality: u.quality,
                               progress: Float(u.stableFrames) / Float(u.requiredStableFrames))
         case .captured:
-            guard let json = u.result?.graphJson else {
-                return .captured(quality: u.quality, graph: nil, scanError: scanUnavailable)
+            guard let result = u.result else {
+                return .captured(quality: u.quality, result: nil, graph: nil, scanError: noResult)
             }
             do {
-                return .captured(quality: u.quality, graph: try NetronGraph.decode(Data(json.utf8)), scanError: nil)
+                let graph = try NetronGraph.decode(Data(result.graphJson.utf8))
+                return .captured(quality: u.quality, result: result, graph: graph, scanError: nil)
             } catch {
-                return .captured(quality: u.quality, graph: nil, scanError: "\(error)")
+                return .captured(quality: u.quality, result: nil, graph: nil, scanError: "\(error)")
             }
         }
     }

@@ -35,7 +35,7 @@ public struct NetronScanView: View {
                         .rotationEffect(.degrees(-90))
                         .frame(width: 56, height: 56)
                 }
-                if case .captured(_, let graph, _) = model.update {
+                if case .captured(_, _, let graph, _) = model.update {
                     HStack {
                         if let graph, let file = GraphFile(graph: graph) {
                             ShareLink(item: file, preview: SharePreview(file.fileName))
@@ -91,7 +91,7 @@ final class ScanViewModel: ObservableObject {
         case nil: return camera == nil ? "Camera unavailable" : "Point the camera at a Netron graph"
         case .searching(let hints, _): return hints.first?.message ?? "Looking for a graph"
         case .steadying(let hints, _, _): return hints.first?.message ?? "Hold steady"
-        case .captured(_, _, let scanError): return scanError ?? "Captured"
+        case .captured(_, _, _, let scanError): return scanError ?? "Captured"
         case .failed(let error): return "\(error)"
         }
     }

@@ -28,9 +28,15 @@ final class CaptureControllerTests: XCTestCase {
         }
         guard case .steadying(_, _, let progress) = updates[2] else { return XCTFail("\(updates[2])") }
         XCTAssertEqual(progress, 0.5)
-        guard case .captured(_, let graph, let scanError) = updates[3] else { return XCTFail("\(updates[3])") }
-        XCTAssertNil(graph) // no scan pipeline yet: no graph, and it says so
-        XCTAssertEqual(scanError, CaptureController.scanUnavailable)
+        guard case .captured(_, let result, let graph, let scanError) = updates[3] else {
+            return XCTFail("\(updates[3])")
+        }
+        // The two steady frames were scanned and fused; the Swift model reads the fused JSON.
+        XCTAssertNil(scanError)
+        let fused = try XCTUnwrap(result)
+        XCTAssertEqual(fused.frames, 2)
+        try ScanTests.check(fused, width: w, height: h)
+        XCTAssertEqual(graph, try NetronGraph.decode(Data(fused.graphJson.utf8)))
         guard case .failed(NetronError.BufferTooShort) = updates[4] else { return XCTFail("\(updates[4])") }
     }
 

@@ -88,12 +88,6 @@ class BindingsTest {
     }
 
     @Test
-    fun `scan is honestly not available yet`() {
-        val e = assertFailsWith<NetronException.NotAvailable> { scanner.scan(SyntheticFrames.netronNv21()) }
-        assertContains(e.message!!, "pipeline")
-    }
-
-    @Test
     fun `a panic inside the library comes back as Internal and the library keeps working`() {
         val e = assertFailsWith<NetronException.Internal> { debugPanic("kotlin-side") }
         assertContains(e.message!!, "kotlin-side")

@@ -6,6 +6,7 @@ import dev.netronocr.ffi.PixelFormat
 import kotlin.test.assertContains
 import kotlin.test.assertEquals
 import kotlin.test.assertIs
+import kotlin.test.assertNotNull
 import kotlin.test.assertNull
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.async
@@ -33,8 +34,12 @@ class CaptureControllerTest {
                 assertContains(assertIs<ScanUpdate.Searching>(updates[1]).hints, Hint.HOLD_STEADY)
                 assertEquals(0.5f, assertIs<ScanUpdate.Steadying>(updates[2]).progress)
                 val captured = assertIs<ScanUpdate.Captured>(updates[3])
-                assertNull(captured.graph) // no scan pipeline yet: no graph, and it says so
-                assertEquals(CaptureController.SCAN_UNAVAILABLE, captured.scanError)
+                // The two steady frames were scanned and fused; the Kotlin model reads the fused JSON.
+                assertNull(captured.scanError)
+                val result = assertNotNull(captured.result)
+                assertEquals(2u, result.frames)
+                ScanTest.checkResult(result, 640, 480)
+                assertEquals(GraphJson.parse(result.graphJson), captured.graph)
                 assertIs<ScanUpdate.Captured>(updates[4])
                 assertIs<NetronException.BufferTooShort>(assertIs<ScanUpdate.Failed>(updates[5]).error)
 

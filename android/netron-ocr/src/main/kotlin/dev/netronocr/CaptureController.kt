@@ -6,6 +6,7 @@ import dev.netronocr.ffi.CaptureUpdate
 import dev.netronocr.ffi.FrameQuality
 import dev.netronocr.ffi.Hint
 import dev.netronocr.ffi.NetronException
+import dev.netronocr.ffi.ScanResult
 import kotlinx.coroutines.channels.BufferOverflow
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.MutableSharedFlow
@@ -20,10 +21,16 @@ sealed interface ScanUpdate {
     data class Steadying(val hints: List<Hint>, val quality: FrameQuality, val progress: Float) : ScanUpdate
 
     /**
-     * Captured. [graph] is the scan result, or null with [scanError] set while the scan pipeline is not in the
-     * library yet (then the UI should say so instead of showing a graph).
+     * Captured. [result] is the graph fused from the steady frames (`result.frames` of them) with timings;
+     * [graph] its [GraphJson] model. Both are null, with [scanError] saying why, only if the library returned no
+     * result or JSON this model cannot read (the UI should then say so; it never shows a made-up graph).
      */
-    data class Captured(val quality: FrameQuality, val graph: GraphJson?, val scanError: String?) : ScanUpdate
+    data class Captured(
+        val quality: FrameQuality,
+        val result: ScanResult?,
+        val graph: GraphJson?,
+        val scanError: String?,
+    ) : ScanUpdate
 
     /** A frame could not be processed (bad geometry, or an internal error); capture state is unchanged. */
     data class Failed(val error: NetronException) : ScanUpdate
@@ -85,16 +92,20 @@ class CaptureController internal constructor(
                 u.stableFrames.toFloat() / u.requiredStableFrames.toFloat(),
             )
             CaptureState.CAPTURED -> {
-                val json = u.result?.graphJson
-                if (json != null) {
-                    ScanUpdate.Captured(u.quality, GraphJson.parse(json), null)
+                val result = u.result
+                if (result == null) {
+                    ScanUpdate.Captured(u.quality, null, null, NO_RESULT)
                 } else {
-                    ScanUpdate.Captured(u.quality, null, SCAN_UNAVAILABLE)
+                    try {
+                        ScanUpdate.Captured(u.quality, result, GraphJson.parse(result.graphJson), null)
+                    } catch (e: GraphJsonException) {
+                        ScanUpdate.Captured(u.quality, null, null, "unreadable graph JSON: ${e.message}")
+                    }
                 }
             }
         }
 
-        /** Shown on capture while the library cannot read graphs yet. */
-        const val SCAN_UNAVAILABLE = "Graph reading is not available in this version of the library."
+        /** [ScanUpdate.Captured.scanError] when the library captured without a result (a library bug). */
+        const val NO_RESULT = "The capture completed without a scan result."
     }
 }

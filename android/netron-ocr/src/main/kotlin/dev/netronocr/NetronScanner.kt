@@ -3,13 +3,14 @@ package dev.netronocr
 import dev.netronocr.ffi.FrameQuality
 import dev.netronocr.ffi.NetronException
 import dev.netronocr.ffi.QualityParams
+import dev.netronocr.ffi.ScanResult
 import dev.netronocr.ffi.Scanner
 
 /**
  * The Kotlin entry point: a thread-safe scanner (share one per app) over the native `Scanner`.
  *
  * Every call is synchronous and CPU-bound; call it off the main thread. Failures are typed
- * [NetronException] subclasses (`BufferTooShort`, `InvalidStride`, `NotAvailable`, `Internal`, ...).
+ * [NetronException] subclasses (`BufferTooShort`, `DecodeFailed`, `ModelLoad`, `Inference`, `Internal`, ...).
  */
 class NetronScanner private constructor(internal val native: Scanner) : AutoCloseable {
     /** Quality verdict on one frame (no stability; use [capture] for a camera stream). */
@@ -22,20 +23,23 @@ class NetronScanner private constructor(internal val native: Scanner) : AutoClos
     fun assessImage(encoded: ByteArray): FrameQuality = native.assessImage(Frame.direct(encoded))
 
     /**
-     * Reads the graph in one frame. Until the core scan pipeline lands this throws
-     * [NetronException.NotAvailable] after validating the frame; it never returns a made-up graph.
+     * Reads the graph in one frame. The [ScanResult] holds the graph as typed records (`graph`) and as graph
+     * JSON v1 (`graphJson`; [parse] gives the [GraphJson] model), the frame's quality and per-stage timings.
+     * An image without a graph gives an empty graph with a low canvas confidence, not an exception.
      */
-    fun scan(frame: Frame): GraphJson {
-        val result = frame.dispatch(
-            { native.scan(it, frame.info) },
-            { p0, p1, p2 -> native.scanPlanes(p0, p1, p2, frame.info) },
-        )
-        return GraphJson.parse(result.graphJson)
-    }
+    fun scan(frame: Frame): ScanResult = frame.dispatch(
+        { native.scan(it, frame.info) },
+        { p0, p1, p2 -> native.scanPlanes(p0, p1, p2, frame.info) },
+    )
 
     /** Reads the graph in an encoded JPEG or PNG image (see [scan]). */
-    fun scanImage(encoded: ByteArray): GraphJson =
-        GraphJson.parse(native.scanImage(Frame.direct(encoded)).graphJson)
+    fun scanImage(encoded: ByteArray): ScanResult = native.scanImage(Frame.direct(encoded))
+
+    /** Reads the graph in a JPEG or PNG file (see [scan]). */
+    fun scanFile(path: String): ScanResult = native.scanFile(path)
+
+    /** The [GraphJson] model of a result's graph JSON. */
+    fun parse(result: ScanResult): GraphJson = GraphJson.parse(result.graphJson)
 
     /** A capture controller over a camera stream, capturing after [stableFrames] steady accepted frames. */
     fun capture(stableFrames: Int = 3): CaptureController = CaptureController(this, stableFrames)
