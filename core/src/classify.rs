@@ -110,15 +110,7 @@ impl Classifier {
         let mut out = Vec::with_capacity(title_boxes.len());
         for chunk in title_boxes.chunks(self.params.batch_size.max(1)) {
             let input = classifier_input(image, chunk)?;
-            let logits =
-                self.model
-                    .run(input)?
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| ScanError::Inference {
-                        stage: STAGE,
-                        message: "no output".into(),
-                    })?;
+            let logits = self.model.run_single(input)?;
             let view = logits
                 .to_plain_array_view::<f32>()
                 .map_err(|e| ScanError::inference(STAGE, e))?;

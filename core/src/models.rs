@@ -339,6 +339,17 @@ impl Model {
             .collect()
     }
 
+    /// [`Model::run`] for a model with one output (classifier, OCR): that output.
+    pub fn run_single(&self, input: Tensor) -> Result<Tensor, ScanError> {
+        self.run(input)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| ScanError::Inference {
+                stage: self.kind.name(),
+                message: "no output".into(),
+            })
+    }
+
     /// The plan's outputs in the order of [`ModelKind::output_names`].
     fn ordered(&self, outputs: TVec<TValue>) -> Result<Vec<Tensor>, ScanError> {
         let mut outputs: Vec<Option<TValue>> = outputs.into_iter().map(Some).collect();

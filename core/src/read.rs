@@ -81,15 +81,7 @@ impl TextReader {
         let classes = self.alphabet.classes();
         for chunk in boxes.chunks(self.params.batch_size.max(1)) {
             let input = ocr_input(image, chunk, &self.alphabet)?;
-            let logits =
-                self.model
-                    .run(input)?
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| ScanError::Inference {
-                        stage: STAGE,
-                        message: "no output".into(),
-                    })?;
+            let logits = self.model.run_single(input)?;
             let view = logits
                 .to_plain_array_view::<f32>()
                 .map_err(|e| ScanError::inference(STAGE, e))?;
