@@ -3,7 +3,7 @@
 #
 # Usage: ffi/size-report.sh [release|release-small]
 #   release        the normal release build (reuses CARGO_TARGET_DIR, default /root/.cache/netron-ocr/target)
-#   release-small  opt-level "s", fat LTO, 1 codegen unit, panic = "unwind" kept (the FFI boundary catches
+#   release-small  opt-level "z", fat LTO, 1 codegen unit, panic = "unwind" kept (the FFI boundary catches
 #                  panics), stripped. (Built with symbols and stripped by this script, which gives the same bytes
 #                  as `strip = true` and lets it attribute the size to crates first.) Defined here with
 #                  --config so the root Cargo.toml needs no extra profile; built in its own target dir
@@ -22,7 +22,7 @@ case "$profile" in
     target="${NETRON_SMALL_TARGET_DIR:-/root/.cache/netron-ocr/target-small}"
     CARGO_TARGET_DIR="$target" nice -n 10 cargo build -p netron-ocr-ffi --lib --profile release-small \
       --config 'profile.release-small.inherits="release"' \
-      --config 'profile.release-small.opt-level="s"' \
+      --config 'profile.release-small.opt-level="z"' \
       --config 'profile.release-small.lto="fat"' \
       --config 'profile.release-small.codegen-units=1' >&2
     ;;

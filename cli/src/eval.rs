@@ -41,6 +41,9 @@ pub struct Args {
     /// Load the models from this directory instead of the bundled ones.
     #[arg(long, value_name = "DIR")]
     models: Option<PathBuf>,
+    /// Keep labels without a traced edge unbridged (measures what label bridging adds).
+    #[arg(long)]
+    no_label_bridges: bool,
 }
 
 /// One image of the dataset with its truth file.
@@ -156,7 +159,9 @@ pub fn run(args: &Args) -> u8 {
         );
         return EXIT_USAGE;
     }
-    let scanner = match load_scanner(args.models.as_deref(), ScanParams::default()) {
+    let mut params = ScanParams::default();
+    params.edges.bridge_labels = !args.no_label_bridges;
+    let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("netron-ocr eval: {e}");

@@ -12,7 +12,9 @@
 //! - `stage/*` on the ~20-node photo: `crop` (preprocess + model + decode), `detect` (tiles, letterbox, model,
 //!   post-processing) on the truth canvas padded by 4%, `classify` on the truth title boxes, `read` on the truth
 //!   tensor/input/output boxes — the same work `bench_ort.py` times with onnxruntime;
-//! - `end_to_end/<n>_nodes`: `Scanner::scan_rgb` on the 5-, 20- and 60-node photos (decode excluded).
+//! - `end_to_end/<n>_nodes`: `Scanner::scan_rgb` on the 5-, 20- and 60-node photos (decode excluded);
+//! - `stage/detect_square`, `end_to_end/20_nodes_square`: the same with every detector tile padded to
+//!   512 × 512 (`DetectParams::pad_to_max`, the input before issue #6), to compare with the trimmed default.
 //!
 //! The mean per-stage timings of the end-to-end scans (`StageTimings`, includes quality and assembly) are printed
 //! too.
@@ -24,7 +26,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use image::RgbImage;
 use netron_ocr_core::classify::{Classifier, ClassifyParams};
 use netron_ocr_core::crop::Cropper;
-use netron_ocr_core::detect::Detector;
+use netron_ocr_core::detect::{DetectParams, Detector};
 use netron_ocr_core::frame;
 use netron_ocr_core::graph::{BBox, GraphJson};
 use netron_ocr_core::models::ModelSet;
@@ -142,6 +144,11 @@ fn benches(c: &mut Criterion) {
 
     let cropper = Cropper::new(&models.cropper).unwrap();
     let detector = Detector::new(&models.detector).unwrap();
+    let square = DetectParams {
+        pad_to_max: true,
+        ..DetectParams::default()
+    };
+    let detector_square = Detector::with_params(&models.detector, square).unwrap();
     let classifier = Classifier::new(
         models.classifier.clone(),
         models.vocab.clone(),
@@ -180,6 +187,9 @@ fn benches(c: &mut Criterion) {
     stage.bench_function("detect", |b| {
         b.iter(|| detector.run(&mid.image, crop).unwrap())
     });
+    stage.bench_function("detect_square", |b| {
+        b.iter(|| detector_square.run(&mid.image, crop).unwrap())
+    });
     stage.bench_function("classify", |b| {
         b.iter(|| classifier.classify(&mid.image, &titles).unwrap())
     });
@@ -189,11 +199,28 @@ fn benches(c: &mut Criterion) {
     stage.finish();
 
     let scanner = Scanner::with_params(&models, ScanParams::default()).unwrap();
+    let scanner_square = Scanner::with_params(
+        &models,
+        ScanParams {
+            detect: square,
+            ..ScanParams::default()
+        },
+    )
+    .unwrap();
     let mut e2e = c.benchmark_group("end_to_end");
-    for (target, scene) in &scenes {
+    let runs_of = scenes
+        .iter()
+        .map(|(t, s)| (format!("{t}_nodes"), s, &scanner))
+        .chain(
+            scenes
+                .iter()
+                .filter(|(t, _)| *t == 20)
+                .map(|(t, s)| (format!("{t}_nodes_square"), s, &scanner_square)),
+        );
+    for (name, scene, scanner) in runs_of {
         let mut sum = StageTimings::default();
         let mut runs = 0.0;
-        e2e.bench_function(format!("{target}_nodes"), |b| {
+        e2e.bench_function(&name, |b| {
             b.iter(|| {
                 let r = scanner.scan_rgb(&scene.image).unwrap();
                 let t = r.timings;
@@ -209,7 +236,7 @@ fn benches(c: &mut Criterion) {
         });
         if runs > 0.0 {
             println!(
-                "end_to_end/{target}_nodes mean per stage (ms): quality {:.1} crop {:.1} detect {:.1} classify {:.1} \
+                "end_to_end/{name} mean per stage (ms): quality {:.1} crop {:.1} detect {:.1} classify {:.1} \
                  read {:.1} assemble {:.1}",
                 sum.quality / runs,
                 sum.crop / runs,

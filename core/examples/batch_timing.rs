@@ -1,17 +1,23 @@
-//! Where the model time goes in tract: symbolic vs concrete batch plans, batch size, per-thread state.
+//! Where the model time goes in tract: symbolic vs concrete batch plans, batch size, per-thread state; the
+//! detector at trimmed input sizes (issue #6: concrete plan per shape vs one plan with symbolic H, W; plan build
+//! time and memory).
 //!
 //!     cargo build --release --workspace --example batch_timing
 //!     nice -n 5 $CARGO_TARGET_DIR/release/examples/batch_timing [reps] [photo.jpg photo.json]
 //!
 //! Run from the repository root. With a photo and its truth JSON, also splits each stage of the pipeline bench
-//! (`core/benches/pipeline.rs`, group `stage`) into preprocessing and model runs, using the library's plans. Reports this thread's CPU time per run (`CLOCK_THREAD_CPUTIME_ID`, so
-//! time spent waiting for a shared core is not counted) next to wall time; inputs are zeros.
+//! (`core/benches/pipeline.rs`, group `stage`) into preprocessing and model runs, using the library's plans; the
+//! detector tiles both trimmed to their content and padded to 512 × 512 (`DetectParams::pad_to_max`), back to
+//! back. Reports this thread's CPU time per run (`CLOCK_THREAD_CPUTIME_ID`, so time spent waiting for a shared
+//! core is not counted) next to wall time; inputs are zeros.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use netron_ocr_core::detect::{DetectParams, Detector};
 use netron_ocr_core::graph::{BBox, GraphJson};
 use netron_ocr_core::models::ModelSet;
+use netron_ocr_core::scanner::{ScanParams, Scanner};
 use netron_ocr_core::{classify, crop, detect, frame, read};
 use tract_onnx::prelude::*;
 
@@ -109,10 +115,75 @@ fn main() -> TractResult<()> {
         let (c, w) = time(reps, || p.run(tvec!(x.clone().into_tvalue())).map(drop))?;
         println!("{file} 512² tile: cpu {c:7.1} ms/run (wall {w:.1})");
     }
+    detector_sizes(reps)?;
     let args: Vec<String> = std::env::args().collect();
     if let [_, _, photo, truth, ..] = args.as_slice() {
         stages(reps, photo, truth)?;
     }
+    Ok(())
+}
+
+/// Resident set size of this process, MiB (Linux `/proc/self/statm`, 4 KiB pages).
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(f64::NAN, |pages| pages * 4096.0 / (1 << 20) as f64)
+}
+
+/// The detector at trimmed sizes: the library's per-shape plans (build time, memory, run time) against one plan
+/// with symbolic H and W.
+fn detector_sizes(reps: usize) -> TractResult<()> {
+    let models = ModelSet::bundled().map_err(msg)?;
+    let det = &models.detector;
+    // (H, W).
+    let sizes = [
+        (512usize, 512usize),
+        (288, 512),
+        (512, 288),
+        (352, 512),
+        (512, 352),
+        (512, 160),
+        (128, 512),
+    ];
+    let mut sym = tract_onnx::onnx().model_for_path("models/detector.onnx")?;
+    let (h, w) = (sym.symbols.sym("H"), sym.symbols.sym("W"));
+    sym = sym.with_input_fact(
+        0,
+        f32::fact([1.to_dim(), 3.to_dim(), h.to_dim(), w.to_dim()]).into(),
+    )?;
+    let sym = sym.into_optimized()?.into_runnable()?;
+    for (h, w) in sizes {
+        let t = Instant::now();
+        let plan = det.plan_for(h, w).map_err(msg)?;
+        let build = t.elapsed().as_secs_f64() * 1e3;
+        let x = Tensor::zero::<f32>(&[1, 3, h, w])?;
+        let (c, wall) = time(reps, || plan.run(tvec!(x.clone().into_tvalue())).map(drop))?;
+        let (cs, _) = time(reps, || sym.run(tvec!(x.clone().into_tvalue())).map(drop))?;
+        println!(
+            "detector {w}x{h} (WxH): concrete plan cpu {c:7.1} ms/run (wall {wall:.1}; plan ready in {build:.0} ms), \
+             symbolic H,W plan cpu {cs:7.1} ms/run"
+        );
+    }
+    // Memory of plans: every shape a 512-long letterbox can produce, built outside the library's capped cache.
+    let before = rss_mib();
+    let t = Instant::now();
+    let mut plans = Vec::new();
+    for k in 1..16 {
+        plans.push(plan("models/detector.onnx", [3, 512, 32 * k], Some(1))?);
+        plans.push(plan("models/detector.onnx", [3, 32 * k, 512], Some(1))?);
+    }
+    println!(
+        "detector: {} more plans (every letterbox shape), +{:.1} MiB RSS, {:.0} ms to load and build",
+        plans.len(),
+        rss_mib() - before,
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    println!(
+        "library plan cache (cap {}): {:?}",
+        netron_ocr_core::models::MAX_SHAPE_PLANS,
+        det.cached_shapes()
+    );
     Ok(())
 }
 
@@ -144,21 +215,91 @@ fn stages(reps: usize, photo: &str, truth: &str) -> TractResult<()> {
     ]
     .map(f64::from);
     let tiles = detect::tiles_for_crop(canvas, &detect::DetectParams::default());
+    let mut total = [0f64; 2];
     for t in &tiles {
-        let (p, _) = time(reps, || {
-            detect::preprocess(&image, t.bbox).map(drop).map_err(msg)
-        })?;
-        let (x, lb) = detect::preprocess(&image, t.bbox).map_err(msg)?;
-        let (m, _) = time(reps, || {
-            models.detector.run(x.clone()).map(drop).map_err(err)
-        })?;
+        let trimmed = detect::Letterbox::for_crop(t.bbox);
+        for (k, lb) in [trimmed.padded_to_max(), trimmed].iter().enumerate() {
+            let (p, _) = time(reps, || {
+                detect::preprocess_letterbox(&image, lb)
+                    .map(drop)
+                    .map_err(msg)
+            })?;
+            let x = detect::preprocess_letterbox(&image, lb).map_err(msg)?;
+            let (m, _) = time(reps, || {
+                models
+                    .detector
+                    .run_any_size(x.clone())
+                    .map(drop)
+                    .map_err(err)
+            })?;
+            total[k] += p + m;
+            println!(
+                "detect tile {:?} ({}x{} in {}x{}): preprocess {p:.1} ms, model {m:.1} ms",
+                t.bbox.map(|v| v.round()),
+                lb.tw,
+                lb.th,
+                lb.input_w,
+                lb.input_h
+            );
+        }
+    }
+    println!(
+        "detect {} tiles, preprocess + model: {:.1} ms padded to 512², {:.1} ms trimmed ({:.2}×)",
+        tiles.len(),
+        total[0],
+        total[1],
+        total[0] / total[1]
+    );
+
+    // End to end the detector runs on the cropper's crop (`Scanner::scan_rgb`): its tiles, and the whole
+    // detector stage (`Detector::run`, CPU time) trimmed vs padded, alternated.
+    let scan = Scanner::with_params(
+        &models,
+        ScanParams {
+            debug: true,
+            ..ScanParams::default()
+        },
+    )
+    .map_err(err)?
+    .scan_rgb(&image)
+    .map_err(err)?;
+    let Some(debug) = scan.debug else {
+        return Err(msg("no scan debug output"));
+    };
+    for t in &debug.detect.tiles {
+        let lb = &t.letterbox;
         println!(
-            "detect tile {:?} ({}x{} in 512²): preprocess {p:.1} ms, model {m:.1} ms",
-            t.bbox.map(|v| v.round()),
+            "scan tile {:?}: {}x{} content in {}x{}",
+            t.tile.bbox.map(|v| v.round()),
             lb.tw,
-            lb.th
+            lb.th,
+            lb.input_w,
+            lb.input_h
         );
     }
+    let crop = debug.crop.bbox;
+    let square = DetectParams {
+        pad_to_max: true,
+        ..DetectParams::default()
+    };
+    let detectors = [
+        Detector::with_params(&models.detector, square).map_err(err)?,
+        Detector::new(&models.detector).map_err(err)?,
+    ];
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..reps {
+        for (k, d) in detectors.iter().enumerate() {
+            let (ms, _) = time(1, || d.run(&image, crop).map(drop).map_err(err))?;
+            best[k] = best[k].min(ms);
+        }
+    }
+    println!(
+        "scan detect stage ({} tiles): {:.1} ms padded to 512², {:.1} ms trimmed ({:.2}×)",
+        debug.detect.tiles.len(),
+        best[0],
+        best[1],
+        best[0] / best[1]
+    );
 
     let titles: Vec<BBox> = g.nodes.iter().filter_map(|n| n.title_box).collect();
     let (p, _) = time(reps, || {

@@ -8,10 +8,11 @@
 //! - `decoded.npy`: the decoded image, uint8 `[H, W, 3]`;
 //! - `cropper_input.npy`: float32 `[1, 3, 512, 512]` (`crop::preprocess`);
 //! - `cropper_{proj_x,proj_y,margins}.npy`: the cropper's raw outputs (bundled model);
-//! - `detector_input.npy`: float32 `[1, 3, 512, 512]` for the crop as one tile (`detect::preprocess`);
-//! - `detector_{heatmap,size,offset}.npy`: the detector's raw outputs on that input;
-//! - `result.json`: `{crop_normalised, crop_confidence, letterbox: {tw, th}, detections: [{class, box, score}]}`
-//!   (detections of that one tile, `detect::postprocess`, source px).
+//! - `detector_input.npy`: float32 `[1, 3, H, W]` for the crop as one tile (`detect::preprocess`: trimmed to
+//!   `H = min(512, ceil32(th + 32))`, `W` likewise);
+//! - `detector_{heatmap,size,offset}.npy`: the detector's raw outputs on that input (`[1, C, H/4, W/4]`);
+//! - `result.json`: `{crop_normalised, crop_confidence, letterbox: {tw, th, input_w, input_h},
+//!   detections: [{class, box, score}]}` (detections of that one tile, `detect::postprocess`, source px).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -86,21 +87,22 @@ fn run(args: &[String]) -> Result<(), String> {
 
     let (din, lb) = detect::preprocess(&img, crop_box).map_err(|e| e.to_string())?;
     tensor_npy(&out.join("detector_input.npy"), &din)?;
-    let douts = models.detector.run(din).map_err(|e| e.to_string())?;
+    let douts = models
+        .detector
+        .run_any_size(din)
+        .map_err(|e| e.to_string())?;
     for (name, t) in ["heatmap", "size", "offset"].iter().zip(&douts) {
         tensor_npy(&out.join(format!("detector_{name}.npy")), t)?;
     }
-    let dets = detect::postprocess(
-        &flat(&douts[0])?,
-        &flat(&douts[1])?,
-        &flat(&douts[2])?,
-        Some(&lb),
-        &DetectParams::default(),
-    );
+    let (heatmap, size, offset) = (flat(&douts[0])?, flat(&douts[1])?, flat(&douts[2])?);
+    let (rows, cols) = lb.grid();
+    let maps =
+        detect::HeadMaps::new(&heatmap, &size, &offset, rows, cols).map_err(|e| e.to_string())?;
+    let dets = detect::postprocess(&maps, Some(&lb), &DetectParams::default());
     let result = serde_json::json!({
         "crop_normalised": normalised,
         "crop_confidence": confidence,
-        "letterbox": {"tw": lb.tw, "th": lb.th},
+        "letterbox": {"tw": lb.tw, "th": lb.th, "input_w": lb.input_w, "input_h": lb.input_h},
         "detections": dets.iter().map(|d| serde_json::json!({
             "class": d.class, "box": d.bbox, "score": d.score,
         })).collect::<Vec<_>>(),

@@ -13,7 +13,7 @@
 //! a card: [`estimate_title_boxes`] derives title boxes from card and tensor-label boxes.
 
 use image::RgbImage;
-use tract_onnx::prelude::{Tensor, TractResult};
+use tract_onnx::prelude::Tensor;
 
 use crate::error::ScanError;
 use crate::graph::{BBox, Direction};
@@ -42,8 +42,8 @@ pub struct ClassifyParams {
     /// placeholder: to be calibrated on held-out synthetic data once the real model is trained (the
     /// probabilities are temperature-calibrated, so 0.5 means "more likely right than wrong").
     pub min_confidence: f32,
-    /// Crops per input tensor handed to [`Model::run`], which runs them one by one on a batch-1 plan (faster in
-    /// tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
+    /// Crops prepared at a time and handed to [`Model::run_each`], which runs them one by one on a batch-1 plan
+    /// (faster in tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
     pub batch_size: usize,
 }
 
@@ -100,34 +100,36 @@ impl Classifier {
 
     /// Classifies every title box (source-image pixels of `image`, the full-resolution upright frame).
     /// Returns one prediction per box, in order. Errors: a box that is not finite and ordered or that lies
-    /// outside the image ([`ScanError::Input`]); a failed model run or logits not shaped `[n, vocab.len()]`
-    /// ([`ScanError::Inference`]).
+    /// outside the image ([`ScanError::Input`]); a failed model run or a crop's logits not shaped
+    /// `[1, vocab.len()]` ([`ScanError::Inference`]).
     pub fn classify(
         &self,
         image: &RgbImage,
         title_boxes: &[BBox],
     ) -> Result<Vec<OpPrediction>, ScanError> {
         let mut out = Vec::with_capacity(title_boxes.len());
+        let classes = self.vocab.len();
         for chunk in title_boxes.chunks(self.params.batch_size.max(1)) {
-            let input = classifier_input(image, chunk)?;
-            let logits = self.model.run_single(input)?;
-            let view = logits
-                .to_plain_array_view::<f32>()
-                .map_err(|e| ScanError::inference(STAGE, e))?;
-            let classes = self.vocab.len();
-            if view.shape() != [chunk.len(), classes] {
-                return Err(ScanError::Inference {
-                    stage: STAGE,
-                    message: format!(
-                        "logits shape {:?}, expected [{}, {classes}]",
-                        view.shape(),
-                        chunk.len()
-                    ),
-                });
-            }
-            let flat: Vec<f32> = view.iter().copied().collect();
-            for row in flat.chunks_exact(classes) {
-                out.push(self.predict(row));
+            let inputs = chunk
+                .iter()
+                .map(|b| title_input(image, b))
+                .collect::<Result<Vec<_>, _>>()?;
+            for logits in self.model.run_each_single(inputs)? {
+                let view = logits
+                    .to_plain_array_view::<f32>()
+                    .map_err(|e| ScanError::inference(STAGE, e))?;
+                match view.as_slice() {
+                    Some(row) if view.shape() == [1, classes] => out.push(self.predict(row)),
+                    _ => {
+                        return Err(ScanError::Inference {
+                            stage: STAGE,
+                            message: format!(
+                                "logits shape {:?}, expected [1, {classes}]",
+                                view.shape()
+                            ),
+                        })
+                    }
+                }
             }
         }
         Ok(out)
@@ -209,17 +211,27 @@ pub fn normalise_into(crop: &RgbImage, out: &mut [f32]) {
     }
 }
 
-/// The classifier input for `boxes`: float32 `[N, 3, 96, 160]` (N = `boxes.len()`, which must be ≥ 1 for the
-/// model to accept it). Errors: see [`title_crop`].
+/// The classifier input for one title box, as [`Classifier::classify`] runs it: float32 `[1, 3, 96, 160]`.
+/// Errors: see [`title_crop`].
+pub fn title_input(image: &RgbImage, title: &BBox) -> Result<Tensor, ScanError> {
+    classifier_input(image, std::slice::from_ref(title))
+}
+
+/// The classifier input for `boxes` stacked: float32 `[N, 3, 96, 160]` (N = `boxes.len()`, which must be ≥ 1 for
+/// [`Model::run`] to accept it), item `i` equal to [`title_input`] of `boxes[i]`. Errors: see [`title_crop`].
 pub fn classifier_input(image: &RgbImage, boxes: &[BBox]) -> Result<Tensor, ScanError> {
     let per = (3 * INPUT_W * INPUT_H) as usize;
-    let mut data = vec![0f32; boxes.len() * per];
-    for (b, out) in boxes.iter().zip(data.chunks_exact_mut(per)) {
-        normalise_into(&title_crop(image, b)?, out);
-    }
     let shape = [boxes.len(), 3, INPUT_H as usize, INPUT_W as usize];
-    let t: TractResult<Tensor> = Tensor::from_shape(&shape, &data);
-    t.map_err(|e| ScanError::inference(STAGE, e))
+    let tract = |e| ScanError::inference(STAGE, e);
+    let mut t = Tensor::zero::<f32>(&shape).map_err(tract)?;
+    {
+        let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
+        let data = plain.as_slice_mut::<f32>().map_err(tract)?;
+        for (b, out) in boxes.iter().zip(data.chunks_exact_mut(per)) {
+            normalise_into(&title_crop(image, b)?, out);
+        }
+    }
+    Ok(t)
 }
 
 // ------------------------------------------------------------------------------------------------------------

@@ -8,12 +8,22 @@
 //!    `tw = clamp(round_half_even(cw·s), 1, 512)`, `th` likewise; the fractional box of the 8-bit source is
 //!    resized to `tw × th` with antialiased bilinear (Pillow `BILINEAR` with `box=`, reproduced bit for bit by
 //!    [`crate::resample`]), placed top-left, normalised `(p/255 − MEAN)/STD`; the rest of the float32
-//!    `[1, 3, 512, 512]` NCHW tensor is 0.0.
-//! 3. Outputs, stride 4 (cell `(j, i)` covers input pixels `[4i, 4i+4) × [4j, 4j+4)`): `heatmap [1,4,128,128]`
-//!    centre logits (0 node, 1 tensor, 2 input, 3 output), `size [1,2,128,128]` ln(w), ln(h) in input px,
-//!    `offset [1,2,128,128]` sub-cell centre.
+//!    `[1, 3, H, W]` NCHW tensor is 0.0, with the input trimmed to the content plus a margin:
+//!    `H = min(512, ceil32(th + 32))`, `W = min(512, ceil32(tw + 32))` ([`input_side`]; multiples of 32, the
+//!    net's total stride; the long side is always 512). Issue #6: a 16:9 tile used to be padded to 512 × 512,
+//!    almost half of it padding; now 512 × 320. The 32–63 px of padding kept beyond the content keep the
+//!    detections near the content's edge as the model was trained (with no margin, `ceil32(th)`, held-out mean F1
+//!    on photos fell from 0.948 to 0.938, through extra and lost input/output pills within ~70 px of the trimmed
+//!    edge; with it, 0.947). [`DetectParams::pad_to_max`] restores the square input (for comparison only).
+//! 3. Outputs, stride 4 (cell `(j, i)` covers input pixels `[4i, 4i+4) × [4j, 4j+4)`), on an `H/4 × W/4` grid:
+//!    `heatmap [1,4,H/4,W/4]` centre logits (0 node, 1 tensor, 2 input, 3 output), `size [1,2,H/4,W/4]` ln(w),
+//!    ln(h) in input px, `offset [1,2,H/4,W/4]` sub-cell centre. The detector runs on a tract plan per input
+//!    shape ([`Model::run_any_size`]).
 //! 4. Post-processing ([`postprocess`]): sigmoid, 3×3 max-pool peaks ≥ threshold, top-k by score (ties by flat
-//!    index), box decode, back to source pixels clipped to the tile, class-wise greedy NMS.
+//!    index `c·rows·cols + j·cols + i`), box decode, back to source pixels clipped to the tile, class-wise greedy
+//!    NMS. The content and its mapping `(u, v) ↔ (x0 + u·cw/tw, y0 + v·ch/th)` do not depend on the padding, so
+//!    decode and back-projection are the same as with the square input; only the outputs near the trimmed edge
+//!    change (the network's zero padding at every stride now starts there).
 //! 5. Tiles merged ([`merge_tiles`]): each tile keeps detections centred in its core, then NMS again.
 
 use image::RgbImage;
@@ -26,12 +36,24 @@ use crate::graph::BBox;
 use crate::models::{Model, ModelKind};
 use crate::resample;
 
-/// Side of the square detector input, pixels.
+/// Largest side of the detector input, pixels (the letterbox's long side).
 pub const INPUT_SIZE: usize = 512;
+/// Input height and width are multiples of this ([`crate::models::HW_MULTIPLE`], the net's total stride).
+pub const INPUT_MULTIPLE: usize = crate::models::HW_MULTIPLE;
+/// At least this much padding (px) is kept beyond the content on a trimmed side (when the side stays under 512).
+pub const INPUT_MARGIN: usize = 32;
 /// Output stride, input pixels per cell.
 pub const STRIDE: usize = 4;
-/// Output grid side, cells.
-pub const GRID: usize = INPUT_SIZE / STRIDE;
+
+/// The input side for `content` px (`tw` or `th`): `min(512, ceil32(content + 32))`, i.e. `content` plus
+/// [`INPUT_MARGIN`] rounded up to a multiple of [`INPUT_MULTIPLE`], at most [`INPUT_SIZE`].
+pub fn input_side(content: usize) -> usize {
+    content
+        .saturating_add(INPUT_MARGIN)
+        .div_ceil(INPUT_MULTIPLE)
+        .saturating_mul(INPUT_MULTIPLE)
+        .clamp(INPUT_MULTIPLE, INPUT_SIZE)
+}
 
 /// Why the detector stage failed (besides a failed model run, which is [`ScanError::Inference`]).
 #[derive(Debug, Error, PartialEq)]
@@ -119,6 +141,10 @@ pub struct DetectParams {
     pub tile_overlap: f64,
     /// At most this many tiles.
     pub tile_max: usize,
+    /// Pad every tile to the full `512 × 512` input, as before issue #6, instead of trimming it to
+    /// [`input_side`]`(tw) × `[`input_side`]`(th)`. Slower (up to 8× the work for a thin tile, 1.6× for
+    /// 16:9); kept to compare.
+    pub pad_to_max: bool,
 }
 
 impl Default for DetectParams {
@@ -132,30 +158,54 @@ impl Default for DetectParams {
             tile_aspect: 1.5,
             tile_overlap: 0.25,
             tile_max: 8,
+            pad_to_max: false,
         }
     }
 }
 
-/// Where a tile went in the 512² input: box in source px and the resized size `tw × th` at the top-left.
-/// Input pixel `(u, v)` ↔ source `(x0 + u·cw/tw, y0 + v·ch/th)`.
+/// Where a tile went in the detector input: box in source px, the resized size `tw × th` at the top-left, and the
+/// input size `input_w × input_h` (the rest is padding). Input pixel `(u, v)` ↔ source
+/// `(x0 + u·cw/tw, y0 + v·ch/th)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Letterbox {
     pub crop: [f64; 4],
     pub tw: usize,
     pub th: usize,
+    /// Input tensor width, px: `min(512, ceil32(tw + 32))` ([`input_side`]), or 512 when padded to the maximum.
+    pub input_w: usize,
+    /// Input tensor height, px: [`input_side`]`(th)`, or 512 when padded to the maximum.
+    pub input_h: usize,
 }
 
 impl Letterbox {
-    /// The letterbox of `crop` (`tw`, `th` as in the module doc).
+    /// The letterbox of `crop` (`tw`, `th` as in the module doc), its input trimmed to
+    /// [`input_side`]`(tw) × `[`input_side`]`(th)`.
     pub fn for_crop(crop: [f64; 4]) -> Letterbox {
         let (cw, ch) = (crop[2] - crop[0], crop[3] - crop[1]);
         let s = (INPUT_SIZE as f64 / cw).min(INPUT_SIZE as f64 / ch);
         let side = |v: f64| (v * s).round_ties_even().clamp(1.0, INPUT_SIZE as f64) as usize;
+        let (tw, th) = (side(cw), side(ch));
         Letterbox {
             crop,
-            tw: side(cw),
-            th: side(ch),
+            tw,
+            th,
+            input_w: input_side(tw),
+            input_h: input_side(th),
         }
+    }
+
+    /// The same letterbox in the full `512 × 512` input (the contract before issue #6).
+    pub fn padded_to_max(self) -> Letterbox {
+        Letterbox {
+            input_w: INPUT_SIZE,
+            input_h: INPUT_SIZE,
+            ..self
+        }
+    }
+
+    /// Output grid `(rows, cols)` = `(input_h / 4, input_w / 4)`.
+    pub fn grid(&self) -> (usize, usize) {
+        (self.input_h / STRIDE, self.input_w / STRIDE)
     }
 
     /// Source px per input px, x and y.
@@ -257,22 +307,28 @@ pub fn resize_region(
         .ok_or_else(|| DetectError::Resize("buffer size".into()))
 }
 
-/// The detector's input tensor `[1, 3, 512, 512]` for one tile box, with its letterbox.
+/// The detector's input tensor `[1, 3, input_side(th), input_side(tw)]` for one tile box, with its letterbox
+/// ([`Letterbox::for_crop`]).
 pub fn preprocess(image: &RgbImage, bbox: [f64; 4]) -> Result<(Tensor, Letterbox), DetectError> {
     let lb = Letterbox::for_crop(bbox);
-    let small = resize_region(image, bbox, lb.tw as u32, lb.th as u32)?;
-    let mut data = vec![0f32; 3 * INPUT_SIZE * INPUT_SIZE];
-    normalise_into(
-        small.as_raw(),
-        lb.tw,
-        lb.th,
-        &mut data,
-        INPUT_SIZE,
-        INPUT_SIZE,
-    );
-    let t = Tensor::from_shape(&[1, 3, INPUT_SIZE, INPUT_SIZE], &data)
-        .map_err(|e| DetectError::Resize(e.to_string()))?;
-    Ok((t, lb))
+    Ok((preprocess_letterbox(image, &lb)?, lb))
+}
+
+/// The detector's input tensor `[1, 3, input_h, input_w]` for the letterbox `lb`: `lb.crop` resized to
+/// `tw × th` at the top-left, 0.0 elsewhere. A letterbox whose content does not fit its input is
+/// [`DetectError::Resize`].
+pub fn preprocess_letterbox(image: &RgbImage, lb: &Letterbox) -> Result<Tensor, DetectError> {
+    let (w, h) = (lb.input_w, lb.input_h);
+    if lb.tw == 0 || lb.th == 0 || lb.tw > w || lb.th > h || w > INPUT_SIZE || h > INPUT_SIZE {
+        return Err(DetectError::Resize(format!(
+            "{}x{} content in a {w}x{h} input",
+            lb.tw, lb.th
+        )));
+    }
+    let small = resize_region(image, lb.crop, lb.tw as u32, lb.th as u32)?;
+    let mut data = vec![0f32; 3 * w * h];
+    normalise_into(small.as_raw(), lb.tw, lb.th, &mut data, w, h);
+    Tensor::from_shape(&[1, 3, h, w], &data).map_err(|e| DetectError::Resize(e.to_string()))
 }
 
 fn sigmoid(x: f32) -> f32 {
@@ -317,37 +373,84 @@ pub fn nms(dets: &[RawDetection], iou_max: f64) -> Vec<RawDetection> {
     keep
 }
 
-/// One tile's outputs (`heatmap [4,G,G]`, `size [2,G,G]`, `offset [2,G,G]`, flattened C order, `G` = 128) →
-/// detections in source pixels (when `lb` is given; input pixels otherwise), `detector.postprocess`.
+/// One tile's raw outputs as flat C-order slices over a `rows × cols` grid (`rows = H/4`, `cols = W/4` of the
+/// input): `heatmap [4, rows, cols]`, `size [2, rows, cols]`, `offset [2, rows, cols]`.
+#[derive(Debug, Clone, Copy)]
+pub struct HeadMaps<'a> {
+    heatmap: &'a [f32],
+    size: &'a [f32],
+    offset: &'a [f32],
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a> HeadMaps<'a> {
+    /// Checks the slice lengths against the grid; a mismatch is [`DetectError::Output`].
+    pub fn new(
+        heatmap: &'a [f32],
+        size: &'a [f32],
+        offset: &'a [f32],
+        rows: usize,
+        cols: usize,
+    ) -> Result<HeadMaps<'a>, DetectError> {
+        let cells = rows.checked_mul(cols).filter(|&n| n > 0);
+        let ok = cells.is_some_and(|n| {
+            heatmap.len() == 4 * n && size.len() == 2 * n && offset.len() == 2 * n
+        });
+        if !ok {
+            return Err(DetectError::Output(format!(
+                "{} / {} / {} values for a {rows}x{cols} grid (expected 4, 2, 2 planes)",
+                heatmap.len(),
+                size.len(),
+                offset.len()
+            )));
+        }
+        Ok(HeadMaps {
+            heatmap,
+            size,
+            offset,
+            rows,
+            cols,
+        })
+    }
+
+    /// Grid `(rows, cols)`.
+    pub fn grid(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+}
+
+/// One tile's outputs → detections in source pixels (when `lb` is given; input pixels otherwise),
+/// `detector.postprocess`. The grid is the outputs' own (`H/4 × W/4`).
 pub fn postprocess(
-    heatmap: &[f32],
-    size: &[f32],
-    offset: &[f32],
+    maps: &HeadMaps<'_>,
     lb: Option<&Letterbox>,
     params: &DetectParams,
 ) -> Vec<RawDetection> {
-    let g = GRID;
-    let p: Vec<f32> = heatmap.iter().map(|&v| sigmoid(v)).collect();
+    let (rows, cols) = (maps.rows, maps.cols);
+    let n = rows * cols;
+    let (size, offset) = (maps.size, maps.offset);
+    let p: Vec<f32> = maps.heatmap.iter().map(|&v| sigmoid(v)).collect();
     let mut peaks: Vec<(f32, usize)> = Vec::new();
     for c in 0..4 {
-        let plane = &p[c * g * g..(c + 1) * g * g];
-        for j in 0..g {
-            for i in 0..g {
-                let v = plane[j * g + i];
+        let plane = &p[c * n..(c + 1) * n];
+        for j in 0..rows {
+            for i in 0..cols {
+                let v = plane[j * cols + i];
                 if v < params.score_threshold {
                     continue;
                 }
                 let mut is_peak = true;
-                'win: for jj in j.saturating_sub(1)..(j + 2).min(g) {
-                    for ii in i.saturating_sub(1)..(i + 2).min(g) {
-                        if plane[jj * g + ii] > v {
+                'win: for jj in j.saturating_sub(1)..(j + 2).min(rows) {
+                    for ii in i.saturating_sub(1)..(i + 2).min(cols) {
+                        if plane[jj * cols + ii] > v {
                             is_peak = false;
                             break 'win;
                         }
                     }
                 }
                 if is_peak {
-                    peaks.push((v, c * g * g + j * g + i));
+                    peaks.push((v, c * n + j * cols + i));
                 }
             }
         }
@@ -357,13 +460,13 @@ pub fn postprocess(
     let dets: Vec<RawDetection> = peaks
         .iter()
         .map(|&(score, flat)| {
-            let (c, rem) = (flat / (g * g), flat % (g * g));
-            let (j, i) = (rem / g, rem % g);
+            let (c, cell) = (flat / n, flat % n);
+            let (j, i) = (cell / cols, cell % cols);
             let s = STRIDE as f64;
-            let cx = (i as f64 + f64::from(offset[j * g + i])) * s;
-            let cy = (j as f64 + f64::from(offset[g * g + j * g + i])) * s;
-            let bw = f64::from(size[j * g + i].exp());
-            let bh = f64::from(size[g * g + j * g + i].exp());
+            let cx = (i as f64 + f64::from(offset[cell])) * s;
+            let cy = (j as f64 + f64::from(offset[n + cell])) * s;
+            let bw = f64::from(size[cell].exp());
+            let bh = f64::from(size[n + cell].exp());
             let mut b = [cx - bw / 2.0, cy - bh / 2.0, cx + bw / 2.0, cy + bh / 2.0];
             if let Some(lb) = lb {
                 let (sx, sy) = lb.scale();
@@ -441,11 +544,12 @@ pub struct Detector {
 fn plane<'a>(
     t: &'a Tensor,
     channels: usize,
+    (rows, cols): (usize, usize),
     name: &str,
 ) -> Result<tract_ndarray::ArrayViewD<'a, f32>, DetectError> {
-    if t.shape() != [1, channels, GRID, GRID] {
+    if t.shape() != [1, channels, rows, cols] {
         return Err(DetectError::Output(format!(
-            "{name} has shape {:?}, expected [1, {channels}, {GRID}, {GRID}]",
+            "{name} has shape {:?}, expected [1, {channels}, {rows}, {cols}]",
             t.shape()
         )));
     }
@@ -479,28 +583,35 @@ impl Detector {
         self.run_debug(image, crop).map(|(d, _)| d)
     }
 
-    /// Runs one tile through the model: raw detections in source px.
+    /// Runs one tile through the model: raw detections in source px. The input is trimmed to the letterboxed
+    /// content, or `512 × 512` with [`DetectParams::pad_to_max`].
     pub fn run_tile(
         &self,
         image: &RgbImage,
         bbox: [f64; 4],
     ) -> Result<(Vec<RawDetection>, Letterbox), ScanError> {
-        let (input, lb) = preprocess(image, bbox)?;
-        let outputs = self.model.run(input)?;
+        let mut lb = Letterbox::for_crop(bbox);
+        if self.params.pad_to_max {
+            lb = lb.padded_to_max();
+        }
+        let input = preprocess_letterbox(image, &lb)?;
+        let outputs = self.model.run_any_size(input)?;
         let [h, s, o] = outputs.as_slice() else {
             return Err(
                 DetectError::Output(format!("{} outputs, expected 3", outputs.len())).into(),
             );
         };
+        let grid = lb.grid();
         let (h, s, o) = (
-            plane(h, 4, "heatmap")?,
-            plane(s, 2, "size")?,
-            plane(o, 2, "offset")?,
+            plane(h, 4, grid, "heatmap")?,
+            plane(s, 2, grid, "size")?,
+            plane(o, 2, grid, "offset")?,
         );
         let (Some(h), Some(s), Some(o)) = (h.as_slice(), s.as_slice(), o.as_slice()) else {
             return Err(DetectError::Output("outputs are not contiguous".into()).into());
         };
-        Ok((postprocess(h, s, o, Some(&lb), &self.params), lb))
+        let maps = HeadMaps::new(h, s, o, grid.0, grid.1)?;
+        Ok((postprocess(&maps, Some(&lb), &self.params), lb))
     }
 
     /// [`Detector::run`] plus per-tile debug output.
@@ -555,12 +666,14 @@ impl Detector {
 mod tests {
     use super::*;
 
-    fn grids() -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-        (
-            vec![-10.0; 4 * GRID * GRID],
-            vec![0.0; 2 * GRID * GRID],
-            vec![0.5; 2 * GRID * GRID],
-        )
+    /// Empty outputs on a `rows × cols` grid: no peak, size 1 px, centred offsets.
+    fn grids(rows: usize, cols: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let n = rows * cols;
+        (vec![-10.0; 4 * n], vec![0.0; 2 * n], vec![0.5; 2 * n])
+    }
+
+    fn maps<'a>(g: &'a (Vec<f32>, Vec<f32>, Vec<f32>), rows: usize, cols: usize) -> HeadMaps<'a> {
+        HeadMaps::new(&g.0, &g.1, &g.2, rows, cols).unwrap()
     }
 
     #[test]
@@ -573,26 +686,105 @@ mod tests {
     }
 
     #[test]
+    fn input_is_trimmed_to_multiples_of_32() {
+        // content + 32, rounded up to a multiple of 32, at most 512.
+        assert_eq!(
+            [1, 31, 32, 33, 288, 341, 479, 480, 481, 511, 512].map(input_side),
+            [64, 64, 64, 96, 320, 384, 512, 512, 512, 512, 512]
+        );
+        // 16:9: content 512 × 288, input 512 × 320 (was 512 × 512).
+        let lb = Letterbox::for_crop([0.0, 0.0, 1920.0, 1080.0]);
+        assert_eq!((lb.tw, lb.th, lb.input_w, lb.input_h), (512, 288, 512, 320));
+        assert_eq!(lb.grid(), (80, 128));
+        let lb = Letterbox::for_crop([0.0, 0.0, 2.0, 3.0]);
+        assert_eq!((lb.input_w, lb.input_h), (384, 512));
+        // A very thin tile: one row of content, 64 px of input.
+        let lb = Letterbox::for_crop([0.0, 0.0, 5000.0, 3.0]);
+        assert_eq!((lb.tw, lb.th, lb.input_w, lb.input_h), (512, 1, 512, 64));
+        let sq = lb.padded_to_max();
+        assert_eq!((sq.tw, sq.th, sq.input_w, sq.input_h), (512, 1, 512, 512));
+        assert_eq!(sq.scale(), lb.scale());
+    }
+
+    #[test]
+    fn trimmed_input_is_the_top_left_of_the_square_one() {
+        let image = RgbImage::from_fn(300, 170, |x, y| {
+            image::Rgb([
+                (x % 251) as u8,
+                (y * 3 % 256) as u8,
+                ((x + y) % 7 * 30) as u8,
+            ])
+        });
+        let crop = [10.5, 4.25, 290.0, 160.0];
+        let (t, lb) = preprocess(&image, crop).unwrap();
+        assert_eq!((lb.tw, lb.th), (512, 285));
+        assert_eq!(t.shape(), [1, 3, 320, 512]);
+        let sq = preprocess_letterbox(&image, &lb.padded_to_max()).unwrap();
+        assert_eq!(sq.shape(), [1, 3, 512, 512]);
+        let (t, sq) = (
+            t.to_plain_array_view::<f32>().unwrap(),
+            sq.to_plain_array_view::<f32>().unwrap(),
+        );
+        for c in 0..3 {
+            for y in 0..512 {
+                for x in 0..512 {
+                    let want = sq[[0, c, y, x]];
+                    if y < 320 {
+                        assert_eq!(t[[0, c, y, x]], want, "({c}, {y}, {x})");
+                    }
+                    if y >= lb.th {
+                        assert_eq!(want, 0.0, "padding ({c}, {y}, {x})");
+                    }
+                }
+            }
+        }
+        // Content at the last content row is not padding.
+        assert!((0..512).any(|x| t[[0, 0, lb.th - 1, x]] != 0.0));
+    }
+
+    #[test]
+    fn a_letterbox_that_does_not_fit_its_input_is_an_error() {
+        let image = RgbImage::new(64, 64);
+        let mut lb = Letterbox::for_crop([0.0, 0.0, 64.0, 64.0]);
+        lb.input_w = 480; // content is 512 wide
+        assert!(matches!(
+            preprocess_letterbox(&image, &lb),
+            Err(DetectError::Resize(_))
+        ));
+    }
+
+    #[test]
+    fn head_maps_check_their_lengths() {
+        let g = grids(8, 24);
+        assert!(HeadMaps::new(&g.0, &g.1, &g.2, 8, 24).is_ok());
+        assert!(HeadMaps::new(&g.0, &g.1, &g.2, 24, 8).is_ok()); // same cell count
+        assert!(HeadMaps::new(&g.0, &g.1, &g.2, 8, 25).is_err());
+        assert!(HeadMaps::new(&g.0, &g.1, &g.2[1..], 8, 24).is_err());
+        assert!(HeadMaps::new(&[], &[], &[], 0, 24).is_err());
+        assert!(HeadMaps::new(&g.0, &g.1, &g.2, usize::MAX, 2).is_err());
+    }
+
+    #[test]
     fn peak_box_decodes_to_source_pixels() {
-        let (mut h, mut s, o) = grids();
-        let g = GRID;
-        h[g * g + 10 * g + 20] = 3.0; // tensor class, j = 10, i = 20
-        s[10 * g + 20] = (40f32).ln();
-        s[g * g + 10 * g + 20] = (8f32).ln();
-        let lb = Letterbox {
-            crop: [100.0, 200.0, 1124.0, 1224.0],
-            tw: 512,
-            th: 512,
-        };
-        let d = postprocess(&h, &s, &o, Some(&lb), &DetectParams::default());
+        // A 512 × 288 letterbox (16:9) in a 512 × 320 input: grid 80 rows × 128 columns.
+        let lb = Letterbox::for_crop([100.0, 200.0, 1124.0, 776.0]);
+        assert_eq!((lb.tw, lb.th, lb.grid()), (512, 288, (80, 128)));
+        let (rows, cols) = lb.grid();
+        let n = rows * cols;
+        let mut g = grids(rows, cols);
+        let cell = 70 * cols + 20; // tensor class, j = 70 (row-major on the real width), i = 20
+        g.0[n + cell] = 3.0;
+        g.1[cell] = (40f32).ln();
+        g.1[n + cell] = (8f32).ln();
+        let d = postprocess(&maps(&g, rows, cols), Some(&lb), &DetectParams::default());
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].class, 1);
-        // centre (20.5·4, 10.5·4) = (82, 42) input px → source ×2 + offset.
+        // centre (20.5·4, 70.5·4) = (82, 282) input px → source ×2 + crop origin.
         let want = [
             100.0 + 2.0 * 62.0,
-            200.0 + 2.0 * 38.0,
+            200.0 + 2.0 * 278.0,
             100.0 + 2.0 * 102.0,
-            200.0 + 2.0 * 46.0,
+            200.0 + 2.0 * 286.0,
         ];
         for (a, b) in d[0].bbox.iter().zip(want) {
             assert!((a - b).abs() < 1e-3, "{:?}", d[0].bbox);
@@ -600,16 +792,56 @@ mod tests {
     }
 
     #[test]
+    fn trimmed_and_square_grids_decode_alike() {
+        // The same peaks at the same cells of the trimmed grid and of the square one give the same detections
+        // (the padding only adds cells to the right and below).
+        let lb = Letterbox::for_crop([0.0, 0.0, 900.0, 500.0]); // 512 × 284 → input 512 × 320
+        let sq = lb.padded_to_max();
+        let (rows, cols) = lb.grid();
+        let (srows, scols) = sq.grid();
+        assert_eq!(((rows, cols), (srows, scols)), ((80, 128), (128, 128)));
+        let mut t = grids(rows, cols);
+        let mut s = grids(srows, scols);
+        let peaks = [
+            (0, 5, 7, 2.0),
+            (2, 79, 127, 1.0),
+            (3, 40, 0, 0.5),
+            (1, 70, 64, 4.0),
+        ];
+        for (k, &(c, j, i, v)) in peaks.iter().enumerate() {
+            let (a, b) = (j * cols + i, j * scols + i);
+            t.0[c * rows * cols + a] = v;
+            s.0[c * srows * scols + b] = v;
+            let w = (10.0 + 7.0 * k as f32).ln();
+            t.1[a] = w;
+            s.1[b] = w;
+            t.2[rows * cols + a] = 0.25;
+            s.2[srows * scols + b] = 0.25;
+        }
+        let p = DetectParams::default();
+        let dt = postprocess(&maps(&t, rows, cols), Some(&lb), &p);
+        let ds = postprocess(&maps(&s, srows, scols), Some(&sq), &p);
+        assert_eq!(dt.len(), 4);
+        assert_eq!(dt, ds);
+    }
+
+    #[test]
     fn neighbours_suppress_but_ties_do_not() {
-        let (mut h, s, o) = grids();
-        let g = GRID;
-        h[5 * g + 5] = 2.0;
-        h[5 * g + 6] = 1.0; // lower neighbour: suppressed
-        h[50 * g + 50] = 1.5;
-        h[50 * g + 51] = 1.5; // equal neighbour: both are peaks (1-px boxes, so NMS keeps both)
-        let d = postprocess(&h, &s, &o, None, &DetectParams::default());
-        assert_eq!(d.len(), 3, "{d:?}");
+        let (rows, cols) = (8, 24);
+        let mut g = grids(rows, cols);
+        g.0[5 * cols + 5] = 2.0;
+        g.0[5 * cols + 6] = 1.0; // lower neighbour: suppressed
+        g.0[6 * cols + 4] = 1.0; // lower diagonal neighbour (next row): suppressed
+        g.0[7 * cols + 22] = 1.5;
+        g.0[7 * cols + 23] = 1.5; // equal neighbour at the grid corner: both are peaks
+        g.0[23] = 1.2; // last column of row 0: not a neighbour of row 1's first cell
+        g.0[cols] = 1.1;
+        let d = postprocess(&maps(&g, rows, cols), None, &DetectParams::default());
+        assert_eq!(d.len(), 5, "{d:?}");
         assert!(d[0].score > d[1].score);
+        // Ties keep flat-index order: (7, 22) before (7, 23).
+        assert_eq!(d[1].bbox[0], 4.0 * 22.5 - 0.5);
+        assert_eq!(d[2].bbox[0], 4.0 * 23.5 - 0.5);
     }
 
     #[test]

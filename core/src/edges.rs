@@ -38,8 +38,11 @@
 //! 5. [`attach_labels`]: each label goes to the edge whose curve passes closest to the point half a label height
 //!    left of the label's left-middle (above its top-middle in horizontal layouts), one label per edge, greedily
 //!    by distance.
+//! 6. [`bridge_labels`]: a label still without an edge is evidence of one the tracer missed (a stroke washed out
+//!    by exposure or blur): it is bridged to the nearest source above and target below it, with a low fixed
+//!    confidence ([`EdgeParams::bridge_confidence`]).
 //!
-//! Every edge's confidence is the share of its traced length that was on ink (gaps count against it, coasting
+//! Every traced edge's confidence is the share of its traced length that was on ink (gaps count against it, coasting
 //! across label boxes does not), times a penalty for an unusual exit side. [`EdgeDebug`] holds an overlay of the
 //! ink, the masks, the terminals and the traces. `docs/edges.md` has the measured accuracy.
 
@@ -156,6 +159,15 @@ pub struct EdgeParams {
     pub min_confidence: f32,
     /// A label is attached only to an edge passing within this many label heights of its anchor.
     pub label_max_distance: f32,
+    /// Bridge labels left without a traced edge ([`bridge_labels`]): a label is drawn on its edge, so the nearest
+    /// source above and target below its anchor give an edge even where the stroke is too faint to trace.
+    pub bridge_labels: bool,
+    /// Confidence of a bridged edge (below every traced edge's `min_confidence`, so consumers can tell them apart).
+    pub bridge_confidence: f32,
+    /// A bridged edge's ends are at most this many label heights above and below the label.
+    pub bridge_max_gap: f32,
+    /// The label's anchor may lie this many label heights outside an end's box horizontally.
+    pub bridge_x_margin: f32,
 }
 
 impl Default for EdgeParams {
@@ -184,6 +196,10 @@ impl Default for EdgeParams {
             min_gap_px: 16.0,
             min_confidence: 0.4,
             label_max_distance: 2.0,
+            bridge_labels: true,
+            bridge_confidence: 0.3,
+            bridge_max_gap: 4.0,
+            bridge_x_margin: 0.5,
         }
     }
 }
@@ -399,6 +415,8 @@ pub struct EdgeDebug {
     pub lost: usize,
     /// Edges dropped for low confidence or as duplicates.
     pub dropped: usize,
+    /// Edges added by [`bridge_labels`].
+    pub bridged: usize,
     /// The working raster in source orientation (not transposed): ink strength in grey (dark = strong),
     /// element masks blue, label masks green, traces in colour (lost ones orange), terminals red. Pixel `(x, y)`
     /// covers source pixels `origin + [x, x+1) / scale × [y, y+1) / scale`.
@@ -1178,7 +1196,8 @@ pub fn attach_labels(
         .collect();
     for (li, l) in labels.iter().enumerate() {
         let b = frame.box_to_work(&l.bbox);
-        let h = b.height().max(1.0);
+        // The text height: the working box's height is the label's width in a transposed frame.
+        let h = (l.bbox.height() * frame.scale).max(1.0);
         let anchor = Point::new(b.x0 - 0.5 * h, (b.y0 + b.y1) * 0.5);
         for (ei, path) in work_paths.iter().enumerate() {
             let mut dist = f32::INFINITY;
@@ -1205,6 +1224,96 @@ pub fn attach_labels(
         used_edges.insert(ei);
         edges[ei].label = Some(labels[li].id.clone());
     }
+}
+
+/// Gives every label that [`attach_labels`] left alone the edge it must be drawn on, from the layout alone: on
+/// the working raster (flow downwards) the edge passes half a label height left of the label (its anchor), so
+/// its source is the nearest element above the label whose box spans the anchor's x (± `bridge_x_margin` label
+/// heights) and its target the nearest such element below, each at most `bridge_max_gap` label heights away.
+/// The nearest element must be able to play its role (an output above or an input below stops the search), so
+/// a bridge never jumps over a box. An existing edge between the two only receives the label if it has none.
+/// New edges are straight, carry `bridge_confidence` and the label, and leave the bottom (right) side of the
+/// source for the top (left) side of the target. Returns how many edges were added; `edges` stays sorted by
+/// (to, from).
+pub fn bridge_labels(
+    edges: &mut Vec<RecoveredEdge>,
+    elements: &[Element],
+    labels: &[Label],
+    frame: &WorkFrame,
+    params: &EdgeParams,
+) -> usize {
+    let mut attached: HashSet<String> = edges.iter().filter_map(|e| e.label.clone()).collect();
+    let boxes: Vec<BBox> = elements
+        .iter()
+        .map(|e| frame.box_to_work(&e.bbox))
+        .collect();
+    let mut added: Vec<RecoveredEdge> = Vec::new();
+    for l in labels {
+        if attached.contains(&l.id) {
+            continue;
+        }
+        let b = frame.box_to_work(&l.bbox);
+        let h = (l.bbox.height() * frame.scale).max(1.0);
+        let ax = b.x0 - 0.5 * h;
+        let margin = params.bridge_x_margin * h;
+        let spans = |e: &BBox| e.x0 - margin <= ax && ax <= e.x1 + margin;
+        let above = boxes
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| spans(e) && e.y1 <= b.y0 + 0.5 * h)
+            .min_by(|x, y| (b.y0 - x.1.y1).total_cmp(&(b.y0 - y.1.y1)));
+        let below = boxes
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| spans(e) && e.y0 >= b.y1 - 0.5 * h)
+            .min_by(|x, y| (x.1.y0 - b.y1).total_cmp(&(y.1.y0 - b.y1)));
+        let (Some((si, sb)), Some((ti, tb))) = (above, below) else {
+            continue;
+        };
+        let max_gap = params.bridge_max_gap * h;
+        if si == ti
+            || !elements[si].kind.can_be_source()
+            || !elements[ti].kind.can_be_target()
+            || b.y0 - sb.y1 > max_gap
+            || tb.y0 - b.y1 > max_gap
+        {
+            continue;
+        }
+        let (from, to) = (&elements[si].id, &elements[ti].id);
+        if let Some(e) = edges.iter_mut().find(|e| &e.from == from && &e.to == to) {
+            if e.label.is_none() {
+                e.label = Some(l.id.clone());
+                attached.insert(l.id.clone());
+            }
+            continue;
+        }
+        if added.iter().any(|e| &e.from == from && &e.to == to) {
+            continue;
+        }
+        let (lo, hi) = (sb.x0.max(tb.x0), sb.x1.min(tb.x1));
+        let x = if lo <= hi { ax.clamp(lo, hi) } else { ax };
+        let (from_side, to_side) = if frame.transposed {
+            (Side::Right, Side::Left)
+        } else {
+            (Side::Bottom, Side::Top)
+        };
+        added.push(RecoveredEdge {
+            from: from.clone(),
+            to: to.clone(),
+            label: Some(l.id.clone()),
+            confidence: params.bridge_confidence,
+            points: vec![
+                frame.to_source(Point::new(x, sb.y1)),
+                frame.to_source(Point::new(x, tb.y0)),
+            ],
+            from_side,
+            to_side,
+        });
+    }
+    let n = added.len();
+    edges.extend(added);
+    edges.sort_by(|a, b| (&a.to, &a.from).cmp(&(&b.to, &b.from)));
+    n
 }
 
 fn distance(a: Point, b: Point) -> f32 {
@@ -1279,6 +1388,7 @@ pub fn recover_edges(
         left_region: 0,
         lost: 0,
         dropped: 0,
+        bridged: 0,
         overlay: RgbImage::new(1, 1),
     };
     let mut edges: Vec<RecoveredEdge> = Vec::new();
@@ -1332,6 +1442,9 @@ pub fn recover_edges(
     edges.dedup_by(|a, b| a.from == b.from && a.to == b.to);
     debug.dropped += before - edges.len();
     attach_labels(&mut edges, labels, &frame, params);
+    if params.bridge_labels {
+        debug.bridged = bridge_labels(&mut edges, elements, labels, &frame, params);
+    }
     debug.overlay = draw_overlay(&ink, &terminals, &traces);
     Ok(EdgeResult { edges, debug })
 }

@@ -28,8 +28,8 @@ const STAGE: &str = "ocr";
 /// Tuning of [`TextReader`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReadParams {
-    /// Crops per input tensor handed to [`Model::run`], which runs them one by one on a batch-1 plan (faster in
-    /// tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
+    /// Crops prepared at a time and handed to [`Model::run_each`], which runs them one by one on a batch-1 plan
+    /// (faster in tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
     pub batch_size: usize,
 }
 
@@ -74,29 +74,31 @@ impl TextReader {
 
     /// Reads every text box (source-image pixels of `image`, the full-resolution upright frame). One result
     /// per box, in order. Errors: a box that is not finite and ordered or does not overlap the image
-    /// ([`ScanError::Input`]); a failed run or logits not shaped `[n, time_steps, classes]`
+    /// ([`ScanError::Input`]); a failed run or a crop's logits not shaped `[1, time_steps, classes]`
     /// ([`ScanError::Inference`]).
     pub fn read(&self, image: &RgbImage, boxes: &[BBox]) -> Result<Vec<TextRead>, ScanError> {
         let mut out = Vec::with_capacity(boxes.len());
         let classes = self.alphabet.classes();
         for chunk in boxes.chunks(self.params.batch_size.max(1)) {
-            let input = ocr_input(image, chunk, &self.alphabet)?;
-            let logits = self.model.run_single(input)?;
-            let view = logits
-                .to_plain_array_view::<f32>()
-                .map_err(|e| ScanError::inference(STAGE, e))?;
-            let shape = view.shape().to_vec();
-            if shape.len() != 3 || shape[0] != chunk.len() || shape[1] == 0 || shape[2] != classes {
-                return Err(ScanError::Inference {
-                    stage: STAGE,
-                    message: format!(
-                        "logits shape {shape:?}, expected [{}, T, {classes}]",
-                        chunk.len()
-                    ),
-                });
-            }
-            let flat: Vec<f32> = view.iter().copied().collect();
-            for row in flat.chunks_exact(shape[1] * classes) {
+            let inputs = chunk
+                .iter()
+                .map(|b| text_input(image, b, &self.alphabet))
+                .collect::<Result<Vec<_>, _>>()?;
+            for logits in self.model.run_each_single(inputs)? {
+                let view = logits
+                    .to_plain_array_view::<f32>()
+                    .map_err(|e| ScanError::inference(STAGE, e))?;
+                let shape = view.shape();
+                let one_crop = matches!(*shape, [1, steps, c] if steps > 0 && c == classes);
+                let row = match view.as_slice() {
+                    Some(row) if one_crop => row,
+                    _ => {
+                        return Err(ScanError::Inference {
+                            stage: STAGE,
+                            message: format!("logits shape {shape:?}, expected [1, T, {classes}]"),
+                        })
+                    }
+                };
                 let path = ctc_greedy(row, classes);
                 out.push(TextRead {
                     text: self.alphabet.decode(&path.classes),
@@ -258,7 +260,14 @@ pub fn normalise_into(pixels: &[u8], w: usize, input_width: usize, out: &mut [f3
     }
 }
 
-/// The OCR input for `boxes`: float32 `[N, 1, input_height, input_width]`. Errors: see [`text_crop`].
+/// The OCR input for one text box, as [`TextReader::read`] runs it: float32
+/// `[1, 1, input_height, input_width]`. Errors: see [`text_crop`].
+pub fn text_input(image: &RgbImage, text: &BBox, alphabet: &Alphabet) -> Result<Tensor, ScanError> {
+    ocr_input(image, std::slice::from_ref(text), alphabet)
+}
+
+/// The OCR input for `boxes` stacked: float32 `[N, 1, input_height, input_width]`, item `i` equal to
+/// [`text_input`] of `boxes[i]`. Errors: see [`text_crop`].
 pub fn ocr_input(
     image: &RgbImage,
     boxes: &[BBox],
@@ -268,10 +277,15 @@ pub fn ocr_input(
         alphabet.input_height as usize,
         alphabet.input_width as usize,
     );
-    let mut data = vec![0f32; boxes.len() * h * w];
-    for (b, out) in boxes.iter().zip(data.chunks_exact_mut(h * w)) {
-        let (pixels, cw) = text_crop(image, b, alphabet)?;
-        normalise_into(&pixels, cw as usize, w, out);
+    let tract = |e| ScanError::inference(STAGE, e);
+    let mut t = Tensor::zero::<f32>(&[boxes.len(), 1, h, w]).map_err(tract)?;
+    {
+        let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
+        let data = plain.as_slice_mut::<f32>().map_err(tract)?;
+        for (b, out) in boxes.iter().zip(data.chunks_exact_mut(h * w)) {
+            let (pixels, cw) = text_crop(image, b, alphabet)?;
+            normalise_into(&pixels, cw as usize, w, out);
+        }
     }
-    Tensor::from_shape(&[boxes.len(), 1, h, w], &data).map_err(|e| ScanError::inference(STAGE, e))
+    Ok(t)
 }

@@ -1,17 +1,17 @@
 //! The classifier stage end to end on the fixture scenes: true title boxes → `Classifier::classify` with the
 //! committed `models/classifier.onnx`.
 
-use std::path::{Path, PathBuf};
+mod fixture_support;
 
 use image::RgbImage;
 use netron_ocr_core::classify::{
-    classifier_input, estimate_title_boxes, title_crop, Classifier, ClassifyParams, INPUT_H,
-    INPUT_W,
+    classifier_input, estimate_title_boxes, softmax, title_crop, title_input, Classifier,
+    ClassifyParams, INPUT_H, INPUT_W,
 };
-use netron_ocr_core::graph::{BBox, Direction, GraphJson};
-use netron_ocr_core::models::{Model, ModelKind};
+use netron_ocr_core::graph::{BBox, Direction};
+use netron_ocr_core::models::ModelKind;
 use netron_ocr_core::vocab::Vocab;
-use netron_ocr_core::{frame, ScanError};
+use netron_ocr_core::ScanError;
 
 /// Top-1 accuracy floor on the 80 fixture titles (true title boxes, screenshots and photos).
 /// Measured 52/80 = 0.650 with the first CPU baseline (classifier.onnx a136f6e7…).
@@ -23,37 +23,26 @@ const FIXTURE_MIN_TOP1: f32 = 0.6;
 /// TODO(lead): re-measure with each new classifier.
 const ESTIMATED_BOX_MIN_AGREEMENT: f32 = 0.9;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn classifier(params: ClassifyParams) -> Classifier {
-    let model = Model::from_dir(ModelKind::Classifier, &repo().join("models")).unwrap();
+    let model = fixture_support::model(ModelKind::Classifier);
     Classifier::new(model, Vocab::bundled().unwrap(), params)
 }
 
 /// (image, title boxes, true ops) of every fixture image, titles as training selects them.
 fn fixture_titles() -> Vec<(String, RgbImage, Vec<BBox>, Vec<String>)> {
-    let dir = repo().join("tests/fixtures/scenes");
-    let mut out = Vec::new();
-    for k in 0..4 {
-        for (kind, ext) in [("shot", "png"), ("photo", "jpg")] {
-            let name = format!("{k:06}.{kind}");
-            let g = GraphJson::from_json(
-                &std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap(),
-            )
-            .unwrap();
-            let img = frame::decode_file(&dir.join(format!("{name}.{ext}"))).unwrap();
-            let (boxes, ops) = g
+    fixture_support::scenes()
+        .into_iter()
+        .map(|scene| {
+            let (boxes, ops) = scene
+                .truth()
                 .nodes
                 .iter()
                 .filter_map(|n| Some((n.title_box?, n.op.clone()?)))
                 .filter(|(b, _)| b.width() >= 4.0 && b.height() >= 4.0)
                 .unzip();
-            out.push((name, img, boxes, ops));
-        }
-    }
-    out
+            (scene.name.clone(), scene.image(), boxes, ops)
+        })
+        .collect()
 }
 
 #[test]
@@ -95,35 +84,27 @@ fn classifies_fixture_titles() {
 #[test]
 fn estimated_title_boxes_classify_like_true_ones() {
     let clf = classifier(ClassifyParams::default());
-    let dir = repo().join("tests/fixtures/scenes");
     let (mut same, mut total, mut right_true, mut right_est) = (0usize, 0usize, 0usize, 0usize);
-    for k in 0..4 {
-        for (kind, ext) in [("shot", "png"), ("photo", "jpg")] {
-            let name = format!("{k:06}.{kind}");
-            let g = GraphJson::from_json(
-                &std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap(),
-            )
-            .unwrap();
-            let img = frame::decode_file(&dir.join(format!("{name}.{ext}"))).unwrap();
-            let cards: Vec<BBox> = g.nodes.iter().map(|n| n.bbox).collect();
-            let labels: Vec<BBox> = g.tensors.iter().map(|t| t.bbox).collect();
-            let est =
-                estimate_title_boxes(&cards, &labels, g.direction.unwrap_or(Direction::Vertical));
-            let (truth, (estimated, ops)): (Vec<BBox>, (Vec<BBox>, Vec<String>)) = g
-                .nodes
-                .iter()
-                .zip(&est)
-                .filter(|(n, _)| n.truncated != Some(true))
-                .filter_map(|(n, e)| Some((n.title_box?, (*e, n.op.clone()?))))
-                .unzip();
-            let a = clf.classify(&img, &truth).unwrap();
-            let b = clf.classify(&img, &estimated).unwrap();
-            for ((a, b), op) in a.iter().zip(&b).zip(&ops) {
-                same += usize::from(a.index == b.index);
-                right_true += usize::from(&clf.vocab().ops[a.index] == op);
-                right_est += usize::from(&clf.vocab().ops[b.index] == op);
-                total += 1;
-            }
+    for scene in fixture_support::scenes() {
+        let g = scene.truth();
+        let img = scene.image();
+        let cards: Vec<BBox> = g.nodes.iter().map(|n| n.bbox).collect();
+        let labels: Vec<BBox> = g.tensors.iter().map(|t| t.bbox).collect();
+        let est = estimate_title_boxes(&cards, &labels, g.direction.unwrap_or(Direction::Vertical));
+        let (truth, (estimated, ops)): (Vec<BBox>, (Vec<BBox>, Vec<String>)) = g
+            .nodes
+            .iter()
+            .zip(&est)
+            .filter(|(n, _)| n.truncated != Some(true))
+            .filter_map(|(n, e)| Some((n.title_box?, (*e, n.op.clone()?))))
+            .unzip();
+        let a = clf.classify(&img, &truth).unwrap();
+        let b = clf.classify(&img, &estimated).unwrap();
+        for ((a, b), op) in a.iter().zip(&b).zip(&ops) {
+            same += usize::from(a.index == b.index);
+            right_true += usize::from(&clf.vocab().ops[a.index] == op);
+            right_est += usize::from(&clf.vocab().ops[b.index] == op);
+            total += 1;
         }
     }
     let agreement = same as f32 / total as f32;
@@ -159,6 +140,20 @@ fn batching_does_not_change_the_answer() {
         assert_eq!(a.index, b.index);
         assert!((a.confidence - b.confidence).abs() < 1e-4, "{a:?} vs {b:?}");
     }
+    // The crops run one by one (`Model::run_each`) answer as the rows of one stacked batch through `Model::run`.
+    let stacked = fixture_support::model(ModelKind::Classifier)
+        .run(classifier_input(&img, &boxes).unwrap())
+        .unwrap();
+    let logits = stacked[0].to_plain_array_view::<f32>().unwrap();
+    assert_eq!(logits.shape(), [boxes.len(), 72]);
+    for (row, p) in logits.outer_iter().zip(&many) {
+        let probs = softmax(&row.iter().copied().collect::<Vec<_>>());
+        assert!((probs[p.index] - p.confidence).abs() < 1e-6, "{p:?}");
+        assert!(
+            probs.iter().all(|&q| q <= p.confidence + 1e-6),
+            "{p:?}: {probs:?}"
+        );
+    }
     // A threshold above every probability marks every node instead of guessing.
     let strict = classifier(ClassifyParams {
         min_confidence: 1.01,
@@ -189,6 +184,10 @@ fn input_tensor_layout() {
     assert!((v[[0, 0, 48, 159]] - norm(0.0, 0)).abs() < 1e-6);
     assert!((v[[0, 1, 48, 80]] - norm(128.0, 1)).abs() < 1e-6);
     assert!((v[[1, 2, 10, 10]] - norm(0.0, 2)).abs() < 1e-6);
+    // One crop's input is that crop's item of the stacked input.
+    let second = title_input(&img, &b[1]).unwrap();
+    assert_eq!(second.shape(), &[1, 3, INPUT_H as usize, INPUT_W as usize]);
+    assert_eq!(second, t.slice(0, 1, 2).unwrap());
     // The crop is the padded box stretched: 7 px each side.
     let crop = title_crop(&img, &b[0]).unwrap();
     assert_eq!(crop.dimensions(), (INPUT_W, INPUT_H));

@@ -2,6 +2,8 @@
 //! with Netron's geometry, the fixture scenes' ground truth, and (when present) a few hundred scenes of the
 //! v1-s1 dataset.
 
+mod fixture_support;
+
 use std::path::{Path, PathBuf};
 
 use netron_ocr_core::classify::{estimate_title_boxes, LABEL_TO_HEADER, ROW_BASE, ROW_PITCH};
@@ -163,10 +165,6 @@ fn degenerate_inputs() {
 // ------------------------------------------------------------------------------------------------------------
 // Ground truth
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// IoU of estimated vs true title boxes for the untruncated cards that have a title box in one truth file.
 fn truth_ious(path: &Path) -> Vec<f32> {
     let g = GraphJson::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -220,15 +218,16 @@ fn print(name: &str, s: &Summary) {
 
 #[test]
 fn fixture_scenes_title_iou() {
-    let dir = repo().join("tests/fixtures/scenes");
+    let scenes = fixture_support::scenes();
     for (kind, floor) in [
         ("shot", FIXTURE_SHOT_MEAN_IOU),
         ("photo", FIXTURE_PHOTO_MEAN_IOU),
     ] {
-        let mut all = Vec::new();
-        for k in 0..4 {
-            all.extend(truth_ious(&dir.join(format!("{k:06}.{kind}.json"))));
-        }
+        let all = scenes
+            .iter()
+            .filter(|s| s.kind == kind)
+            .flat_map(|s| truth_ious(&s.truth_path))
+            .collect();
         let s = summary(all);
         print(&format!("fixtures {kind}"), &s);
         assert!(s.n >= 10);

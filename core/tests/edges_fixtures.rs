@@ -4,6 +4,8 @@
 //! tests/fixtures/scenes`): every fixture scored F1 1.0 with all labels right. The floors leave room for one
 //! miss a scene, not more.
 
+mod fixture_support;
+
 use std::path::PathBuf;
 
 use netron_ocr_core::assemble::{
@@ -16,14 +18,7 @@ use netron_ocr_core::frame;
 use netron_ocr_core::graph::{BBox, Canvas, Direction, GraphJson};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/scenes")
-        .join(name)
-}
-
-fn truth(name: &str) -> GraphJson {
-    let text = std::fs::read_to_string(fixture(name)).expect("fixture truth");
-    GraphJson::from_json(&text).expect("truth parses")
+    fixture_support::scenes_dir().join(name)
 }
 
 fn elements(t: &GraphJson) -> Vec<Element> {
@@ -93,7 +88,7 @@ fn score(t: &GraphJson, edges: &[RecoveredEdge]) -> (f64, f64) {
 }
 
 fn run(image: &str, truth_name: &str) -> (GraphJson, Vec<RecoveredEdge>) {
-    let t = truth(truth_name);
+    let t = fixture_support::truth(truth_name);
     let img = frame::decode_file(&fixture(image)).expect("fixture image");
     let direction = t.direction.unwrap_or(Direction::Vertical);
     let r = recover_edges(

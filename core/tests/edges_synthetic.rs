@@ -43,15 +43,7 @@ fn label_right_of(scene: &mut Scene, id: &str, curve: &[Point], y: f32, h: f32) 
 }
 
 fn run(scene: &Scene, direction: Direction) -> Vec<(String, String, Option<String>)> {
-    let result = recover_edges(
-        &scene.image,
-        scene.region(),
-        &scene.elements,
-        &scene.labels,
-        direction,
-        &EdgeParams::default(),
-    )
-    .expect("valid input");
+    let result = scene.recover(direction).expect("valid input");
     for e in &result.edges {
         assert!(e.confidence > 0.5 && e.confidence <= 1.0, "{e:?}");
         assert!(e.points.len() >= 2);
@@ -101,15 +93,7 @@ fn straight_and_curved_edges_with_labels() {
 #[test]
 fn traced_points_run_from_source_to_target() {
     let sc = straight_and_curved(LIGHT, 1.0);
-    let r = recover_edges(
-        &sc.image,
-        sc.region(),
-        &sc.elements,
-        &sc.labels,
-        Direction::Vertical,
-        &EdgeParams::default(),
-    )
-    .unwrap();
+    let r = sc.recover(Direction::Vertical).unwrap();
     let e = r.edges.iter().find(|e| e.to == "n2").expect("n0 → n2");
     let (first, last) = (e.points[0], e.points[e.points.len() - 1]);
     // The source box ends at y 50, the target box starts at y 150; masks and the band keep the ends a few px off.
@@ -144,15 +128,7 @@ fn traced_points_run_from_source_to_target() {
 #[test]
 fn thick_strokes_are_downsampled() {
     let sc = straight_and_curved(LIGHT, 2.0);
-    let r = recover_edges(
-        &sc.image,
-        sc.region(),
-        &sc.elements,
-        &sc.labels,
-        Direction::Vertical,
-        &EdgeParams::default(),
-    )
-    .unwrap();
+    let r = sc.recover(Direction::Vertical).unwrap();
     assert!(
         (r.debug.frame.unit_px - 2.0).abs() < 0.2,
         "unit {}",
@@ -168,15 +144,7 @@ fn thick_strokes_are_downsampled() {
 #[test]
 fn dark_theme() {
     let sc = straight_and_curved(DARK, 1.0);
-    let r = recover_edges(
-        &sc.image,
-        sc.region(),
-        &sc.elements,
-        &sc.labels,
-        Direction::Vertical,
-        &EdgeParams::default(),
-    )
-    .unwrap();
+    let r = sc.recover(Direction::Vertical).unwrap();
     assert_eq!(r.debug.polarity, netron_ocr_core::edges::Polarity::LightInk);
     assert_eq!(
         triples(&r.edges),
@@ -245,15 +213,7 @@ fn horizontal_layout() {
         let y = y_at(curve, x) + 5.5;
         sc.label(id, BBox::new(x - 25.0, y, x + 25.0, y + 11.0));
     }
-    let r = recover_edges(
-        &sc.image,
-        sc.region(),
-        &sc.elements,
-        &sc.labels,
-        Direction::Horizontal,
-        &EdgeParams::default(),
-    )
-    .unwrap();
+    let r = sc.recover(Direction::Horizontal).unwrap();
     assert_eq!(
         triples(&r.edges),
         expect(&[("n0", "n1", Some("t0")), ("n0", "n2", Some("t1"))])
@@ -357,15 +317,7 @@ fn side_entry_at_a_shallow_angle() {
         64,
     );
     sc.edge(&curve, 1.0);
-    let r = recover_edges(
-        &sc.image,
-        sc.region(),
-        &sc.elements,
-        &sc.labels,
-        Direction::Vertical,
-        &EdgeParams::default(),
-    )
-    .unwrap();
+    let r = sc.recover(Direction::Vertical).unwrap();
     assert_eq!(triples(&r.edges), expect(&[("n0", "n1", None)]));
     assert_eq!(r.edges[0].to_side, Side::Left);
 }

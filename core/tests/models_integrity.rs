@@ -1,15 +1,14 @@
 //! Model loading: bundled models against the SHA-256 manifest, tampered and missing files refused, dynamic batch.
 
-use std::path::{Path, PathBuf};
+mod fixture_support;
+
+use std::path::PathBuf;
 use std::time::Instant;
 
+use fixture_support::models_dir;
 use netron_ocr_core::models::{sha256_hex, Model, ModelError, ModelKind, ModelSet, MANIFEST};
 use netron_ocr_core::ScanError;
 use tract_onnx::prelude::*;
-
-fn models_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
-}
 
 /// A scratch copy of the models directory (the four ONNX files), unique per test.
 fn copy_models(tag: &str) -> PathBuf {
@@ -120,14 +119,88 @@ fn zeros(shape: &[usize]) -> Tensor {
     Tensor::zero::<f32>(shape).unwrap()
 }
 
+/// `[n, C, H, W]` of `kind`'s input.
+fn batch_shape(kind: ModelKind, n: usize) -> [usize; 4] {
+    let [c, h, w] = kind.input_chw();
+    [n, c, h, w]
+}
+
+/// `n` different deterministic inputs `[1, C, H, W]` for `kind`, values in [-1, 1].
+fn distinct_inputs(kind: ModelKind, n: usize) -> Vec<Tensor> {
+    let shape = batch_shape(kind, 1);
+    let len: usize = shape.iter().product();
+    (0..n)
+        .map(|k| {
+            let data: Vec<f32> = (0..len)
+                .map(|i| ((i * 7919 + k * 104_729) % 255) as f32 / 127.0 - 1.0)
+                .collect();
+            Tensor::from_shape(&shape, &data).unwrap()
+        })
+        .collect()
+}
+
 #[test]
 fn classifier_and_ocr_take_any_batch() {
     let set = ModelSet::bundled().unwrap();
+    assert_eq!(
+        ModelKind::Ocr.input_chw()[1..],
+        [
+            set.alphabet.input_height as usize,
+            set.alphabet.input_width as usize
+        ]
+    );
     for n in [1usize, 3, 7] {
-        let out = set.classifier.run(zeros(&[n, 3, 96, 160])).unwrap();
+        let out = set
+            .classifier
+            .run(zeros(&batch_shape(ModelKind::Classifier, n)))
+            .unwrap();
         assert_eq!(out[0].shape(), [n, 72]);
-        let out = set.ocr.run(zeros(&[n, 1, 48, 160])).unwrap();
-        assert_eq!(out[0].shape(), [n, 40, set.alphabet.classes()]);
+        let out = set.ocr.run(zeros(&batch_shape(ModelKind::Ocr, n))).unwrap();
+        assert_eq!(
+            out[0].shape(),
+            [n, set.alphabet.time_steps, set.alphabet.classes()]
+        );
+    }
+}
+
+#[test]
+fn run_each_answers_like_single_runs_and_a_stacked_batch() {
+    // Per item: the same outputs as the item run alone and as its row of the stacked batch. A state reused
+    // across items (the OCR's GRU) or a mixed-up order fails this: the items differ.
+    let set = ModelSet::bundled().unwrap();
+    for model in [&set.classifier, &set.ocr] {
+        let kind = model.kind();
+        let inputs = distinct_inputs(kind, 3);
+        let each = model.run_each(inputs.clone()).unwrap();
+        let stacked = model
+            .run(Tensor::stack_tensors(0, &inputs).unwrap())
+            .unwrap();
+        assert_eq!(each.len(), 3);
+        for (k, (outputs, input)) in each.iter().zip(&inputs).enumerate() {
+            let alone = model.run(input.clone()).unwrap();
+            assert_eq!(outputs, &alone, "{kind} item {k}");
+            assert_eq!(
+                outputs[0],
+                stacked[0].slice(0, k, k + 1).unwrap(),
+                "{kind} item {k}"
+            );
+        }
+        assert_ne!(
+            each[0], each[1],
+            "{kind}: the inputs must give different outputs"
+        );
+        let single = model.run_each_single(inputs).unwrap();
+        assert_eq!(
+            single,
+            each.into_iter().map(|o| o[0].clone()).collect::<Vec<_>>()
+        );
+        assert!(model.run_each(Vec::new()).unwrap().is_empty());
+        // Each item is one input: a batch of two is refused, naming the model.
+        let err = model.run_each([zeros(&batch_shape(kind, 2))]).unwrap_err();
+        assert!(
+            matches!(err, ScanError::Inference { stage, .. } if stage == kind.name()),
+            "{err:?}"
+        );
     }
 }
 

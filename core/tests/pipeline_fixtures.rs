@@ -8,10 +8,9 @@
 //! `cargo test --release --workspace --test pipeline_fixtures -- --nocapture`, read the printed metrics and move
 //! the floors to a little below the new values.
 
-use std::path::{Path, PathBuf};
+mod fixture_support;
 
 use netron_ocr_core::eval::{self, Metrics, Summary};
-use netron_ocr_core::graph::GraphJson;
 use netron_ocr_core::scanner::Scanner;
 
 /// Share of truth element boxes inside the predicted canvas.
@@ -27,34 +26,13 @@ const MIN_OP_ACCURACY: f64 = 0.90;
 const MIN_SHAPE_EXACT: f64 = 0.75;
 const MIN_EDGE_F1: f64 = 0.80;
 
-fn scenes() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scenes")
-}
-
-fn fixtures() -> Vec<(PathBuf, PathBuf)> {
-    let mut out = Vec::new();
-    for k in 0..4 {
-        for (img, truth) in [("photo.jpg", "photo.json"), ("shot.png", "shot.json")] {
-            let i = scenes().join(format!("{k:06}.{img}"));
-            let t = scenes().join(format!("{k:06}.{truth}"));
-            assert!(
-                i.is_file() && t.is_file(),
-                "missing fixture {}",
-                i.display()
-            );
-            out.push((i, t));
-        }
-    }
-    out
-}
-
 #[test]
 fn fixture_scenes_reach_the_metric_floors() {
     let scanner = Scanner::new().expect("bundled models load");
     let mut total = Metrics::default();
-    for (image, truth_path) in fixtures() {
-        let truth = GraphJson::from_json(&std::fs::read_to_string(&truth_path).unwrap()).unwrap();
-        let result = scanner.scan_file(&image).expect("scan succeeds");
+    for scene in fixture_support::scenes() {
+        let (image, truth) = (&scene.image_path, scene.truth());
+        let result = scanner.scan_file(image).expect("scan succeeds");
         let g = &result.graph;
         // Whatever the models, the output is a valid graph of this image.
         assert!(g.check().is_empty(), "{}: {:?}", image.display(), g.check());
@@ -113,14 +91,14 @@ fn fixture_scenes_reach_the_metric_floors() {
 #[test]
 fn truth_scored_against_itself_is_perfect() {
     // The metric code on the real fixture truth: a sanity check that the floors above measure something.
-    for (_, truth_path) in fixtures() {
-        let truth = GraphJson::from_json(&std::fs::read_to_string(&truth_path).unwrap()).unwrap();
+    for scene in fixture_support::scenes() {
+        let truth = scene.truth();
         let s = Summary::from(&eval::evaluate(&truth, &truth));
         assert_eq!(s.node_f1, 1.0);
         assert_eq!(s.tensor_f1, 1.0);
         assert_eq!(s.op_accuracy, 1.0);
         assert_eq!(s.shape_exact, 1.0);
-        assert_eq!(s.edge_f1, 1.0, "{}", truth_path.display());
+        assert_eq!(s.edge_f1, 1.0, "{}", scene.name);
         assert!(s.crop_containment > 0.99);
     }
 }

@@ -1,6 +1,7 @@
 //! One scanner shared by 8 threads gives every thread the same graph as a single-threaded scan.
 
-use std::path::Path;
+mod fixture_support;
+
 use std::sync::Arc;
 
 use netron_ocr_core::frame;
@@ -9,7 +10,7 @@ use netron_ocr_core::scanner::Scanner;
 #[test]
 fn eight_threads_share_one_scanner() {
     let scanner = Arc::new(Scanner::new().expect("bundled models load"));
-    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scenes");
+    let scenes = fixture_support::scenes_dir();
     let images: Vec<_> = ["000000.shot.png", "000002.photo.jpg"]
         .iter()
         .map(|n| Arc::new(frame::decode_file(&scenes.join(n)).unwrap()))

@@ -8,23 +8,14 @@ use std::path::PathBuf;
 
 use image::RgbImage;
 use netron_ocr_core::frame::decode_file;
-use netron_ocr_core::quality::{assess_rgb, FrameGate, FrameQuality, Hint, QualityParams};
-use quality_support::{blur, exposure, glare, shift};
+use netron_ocr_core::quality::{assess_rgb, FrameGate, Hint, QualityParams};
+use quality_support::{blur, exposure, glare_sweep, shift, show};
 
 fn fixture(name: &str) -> RgbImage {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/quality")
         .join(name);
     decode_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn show(label: &str, q: &FrameQuality) {
-    eprintln!(
-        "{label:28} accept={:5} score={:.3} sharp={:.3} glare={:.4} content={:.3} low={:.3} high={:.3} mean={:.3} \
-         clip_b={:.3} stab={:?} {:?}",
-        q.accept, q.score, q.sharpness, q.glare, q.content, q.exposure.content_low, q.exposure.content_high,
-        q.exposure.mean, q.exposure.clipped_bright, q.stability, q.hints
-    );
 }
 
 const BLOCKING: [Hint; 5] = [
@@ -115,25 +106,9 @@ fn real_glare_sweep() {
     let p = QualityParams::default();
     // As a camera would see it: white canvas at 216 rather than clipped.
     let img = exposure(&fixture("netron_light.png"), 0.85, 0.0);
-    let (cx, cy) = (img.width() as f32 * 0.45, img.height() as f32 * 0.4);
-    let mut prev = -1.0f32;
-    let mut hinted = Vec::new();
-    for sigma in [0.0f32, 40.0, 80.0, 120.0, 180.0, 260.0] {
-        let g = if sigma == 0.0 {
-            img.clone()
-        } else {
-            glare(&img, cx, cy, sigma, 1.0)
-        };
-        let q = assess_rgb(&g, &p);
-        show(&format!("netron_light glare s={sigma}"), &q);
-        assert!(
-            q.glare >= prev,
-            "glare fell from {prev} to {} at sigma {sigma}",
-            q.glare
-        );
-        prev = q.glare;
-        hinted.push(q.hints.contains(&Hint::ReduceGlare));
-    }
+    let centre = (img.width() as f32 * 0.45, img.height() as f32 * 0.4);
+    let sweep = glare_sweep("netron_light", &img, centre, 1.0, &p);
+    let hinted: Vec<bool> = sweep.iter().map(|s| s.1).collect();
     assert!(!hinted[0] && !hinted[1], "{hinted:?}");
     assert!(hinted[4] && hinted[5], "{hinted:?}");
 }

@@ -7,7 +7,7 @@ use netron_ocr_core::frame::{FrameInfo, PixelFormat, Rotation};
 use netron_ocr_core::quality::{
     assess_frame, assess_rgb, FrameGate, FrameQuality, Hint, QualityParams,
 };
-use quality_support::{blur, exposure, glare, netron_screen, shift, to_nv21};
+use quality_support::{blur, exposure, glare_sweep, netron_screen, shift, show, to_nv21};
 
 const W: u32 = 1920;
 const H: u32 = 1080;
@@ -23,15 +23,6 @@ fn dark() -> RgbImage {
 /// A camera rarely clips a white screen: the same screen exposed so white lands at 216.
 fn photo_like(img: &RgbImage) -> RgbImage {
     exposure(img, 0.85, 0.0)
-}
-
-fn show(label: &str, q: &FrameQuality) {
-    eprintln!(
-        "{label}: accept={} score={:.3} sharp={:.3} glare={:.4} content={:.3} low={:.3} high={:.3} mean={:.3} \
-         stab={:?} {:?}",
-        q.accept, q.score, q.sharpness, q.glare, q.content, q.exposure.content_low, q.exposure.content_high,
-        q.exposure.mean, q.stability, q.hints
-    );
 }
 
 #[test]
@@ -173,27 +164,12 @@ fn glare_sweep_raises_glare_and_asks_to_reduce_it() {
         ("light photo", photo_like(&light()), 1.0),
         ("dark", dark(), 1.6),
     ] {
-        let mut prev = -1.0f32;
-        let mut hinted = Vec::new();
-        for sigma in [0.0f32, 40.0, 80.0, 120.0, 180.0, 260.0] {
-            let g = if sigma == 0.0 {
-                img.clone()
-            } else {
-                glare(&img, 1100.0, 450.0, sigma, strength)
-            };
-            let q = assess_rgb(&g, &p);
-            show(&format!("{name} glare sigma={sigma}"), &q);
-            assert!(
-                q.glare >= prev,
-                "{name}: glare fell from {prev} to {} at sigma {sigma}",
-                q.glare
-            );
-            prev = q.glare;
-            hinted.push(q.hints.contains(&Hint::ReduceGlare));
-        }
+        let sweep = glare_sweep(name, &img, (1100.0, 450.0), strength, &p);
+        let hinted: Vec<bool> = sweep.iter().map(|s| s.1).collect();
         assert!(!hinted[0] && !hinted[1], "{name}: {hinted:?}");
         assert!(hinted[4] && hinted[5], "{name}: {hinted:?}");
-        assert!(prev > 2.0 * p.max_glare, "{name}: glare {prev}");
+        let last = sweep[sweep.len() - 1].0;
+        assert!(last > 2.0 * p.max_glare, "{name}: glare {last}");
     }
 }
 

@@ -8,9 +8,9 @@ fn shipped_alphabet_matches_the_model_card() {
     let a = Alphabet::bundled().unwrap();
     assert_eq!(a.symbols.len(), 75);
     assert_eq!(a.classes(), 76);
-    assert_eq!(a.time_steps, 40);
+    assert_eq!(a.time_steps, 80);
     assert_eq!(a.max_length, 32);
-    assert_eq!((a.input_height, a.input_width), (48, 160));
+    assert_eq!((a.input_height, a.input_width), (48, 320));
     assert_eq!(a.crop_pad_fraction, 0.15);
     assert_eq!(a.symbol(0), None, "class 0 is the blank");
     assert_eq!(a.symbol(1), Some('0'));

@@ -1,41 +1,31 @@
 //! The OCR stage end to end on the fixture scenes: true text boxes (tensor labels, graph input/output pills)
 //! → `TextReader::read` with the committed `models/ocr.onnx`.
 
-use std::path::{Path, PathBuf};
+mod fixture_support;
 
 use image::RgbImage;
-use netron_ocr_core::graph::{BBox, GraphJson};
-use netron_ocr_core::models::{Model, ModelKind};
-use netron_ocr_core::read::{ocr_input, text_crop, ReadParams, TextReader};
+use netron_ocr_core::graph::BBox;
+use netron_ocr_core::models::ModelKind;
+use netron_ocr_core::read::{ctc_greedy, ocr_input, text_crop, text_input, ReadParams, TextReader};
 use netron_ocr_core::vocab::Alphabet;
-use netron_ocr_core::{frame, ScanError};
+use netron_ocr_core::ScanError;
 
 /// Exact-match floor on the 128 fixture texts (true boxes, screenshots and photos).
 /// Measured 110/128 = 0.859 with the session-2 model (ocr.onnx 5047a4df…; 71/128 with the first baseline).
 /// Raise it with each better OCR model (target ≥ 0.98 on readable held-out texts).
 const FIXTURE_MIN_EXACT: f32 = 0.75;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn reader(params: ReadParams) -> TextReader {
-    let model = Model::from_dir(ModelKind::Ocr, &repo().join("models")).unwrap();
+    let model = fixture_support::model(ModelKind::Ocr);
     TextReader::new(model, Alphabet::bundled().unwrap(), params)
 }
 
 /// (name, image, boxes, texts) of every fixture image: untruncated tensor labels and pills at least 3 px high.
 fn fixture_texts() -> Vec<(String, RgbImage, Vec<BBox>, Vec<String>)> {
-    let dir = repo().join("tests/fixtures/scenes");
-    let mut out = Vec::new();
-    for k in 0..4 {
-        for (kind, ext) in [("shot", "png"), ("photo", "jpg")] {
-            let name = format!("{k:06}.{kind}");
-            let g = GraphJson::from_json(
-                &std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap(),
-            )
-            .unwrap();
-            let img = frame::decode_file(&dir.join(format!("{name}.{ext}"))).unwrap();
+    fixture_support::scenes()
+        .into_iter()
+        .map(|scene| {
+            let g = scene.truth();
             let tensors = g.tensors.iter().map(|t| (t.bbox, t.text.clone(), None));
             let ports = g
                 .inputs
@@ -49,10 +39,9 @@ fn fixture_texts() -> Vec<(String, RgbImage, Vec<BBox>, Vec<String>)> {
                 })
                 .map(|(b, text, _)| (b, text))
                 .unzip();
-            out.push((name, img, boxes, texts));
-        }
-    }
-    out
+            (scene.name.clone(), scene.image(), boxes, texts)
+        })
+        .collect()
 }
 
 #[test]
@@ -99,13 +88,28 @@ fn batching_does_not_change_the_answer() {
         assert_eq!(a.text, b.text);
         assert!((a.confidence - b.confidence).abs() < 1e-4, "{a:?} vs {b:?}");
     }
+    // The crops run one by one (`Model::run_each`, a fresh GRU state each) read as the rows of one stacked batch
+    // through `Model::run`.
+    let a = Alphabet::bundled().unwrap();
+    let stacked = fixture_support::model(ModelKind::Ocr)
+        .run(ocr_input(&img, &boxes, &a).unwrap())
+        .unwrap();
+    let logits = stacked[0].to_plain_array_view::<f32>().unwrap();
+    assert_eq!(logits.shape()[..1], [boxes.len()]);
+    let texts: Vec<String> = many.iter().map(|r| r.text.clone()).collect();
+    for (row, r) in logits.outer_iter().zip(&many) {
+        let path = ctc_greedy(&row.iter().copied().collect::<Vec<_>>(), a.classes());
+        assert_eq!(a.decode(&path.classes), r.text, "{texts:?}");
+        assert!((path.confidence - r.confidence).abs() < 1e-5, "{r:?}");
+    }
 }
 
 #[test]
 fn input_tensor_layout_and_padding() {
     let a = Alphabet::bundled().unwrap();
     // White image with a black 40×10 bar: box 40×10 → padded crop 43×13 (1.5 px each side) → width
-    // round(43·48/13) = 159; a 10×10 box → 13×13 → 48 wide, padded to 160 with the border mean.
+    // round(43·48/13) = 159; a 10×10 box → 13×13 → 48 wide, padded to the input width (≥ 160) with the border
+    // mean.
     let img = RgbImage::from_fn(200, 100, |x, y| {
         let bar = (50..90).contains(&x) && (40..50).contains(&y);
         image::Rgb(if bar { [0, 0, 0] } else { [255, 255, 255] })
@@ -118,7 +122,14 @@ fn input_tensor_layout_and_padding() {
     assert_eq!((w, pixels.len()), (159, 159 * 48));
     assert_eq!(text_crop(&img, &boxes[1], &a).unwrap().1, 48);
     let t = ocr_input(&img, &boxes, &a).unwrap();
-    assert_eq!(t.shape(), &[2, 1, 48, 160]);
+    let second = text_input(&img, &boxes[1], &a).unwrap();
+    assert_eq!(
+        second,
+        t.slice(0, 1, 2).unwrap(),
+        "one crop's input = its item of the stack"
+    );
+    assert!(a.input_width >= 160, "{}", a.input_width);
+    assert_eq!(t.shape(), &[2, 1, 48, a.input_width as usize]);
     let v = t.to_plain_array_view::<f32>().unwrap();
     assert_eq!(v[[0, 0, 24, 80]], -1.0, "black bar centre");
     assert_eq!(v[[0, 0, 0, 80]], 1.0, "white padding row");

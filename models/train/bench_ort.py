@@ -9,8 +9,10 @@ Scene rule (identical to the Rust bench): photos of scene index < 1000 with shor
 `--scenes` (default /root/.cache/netron-ocr/data/v1-s1/scenes; the committed fixtures, any size, when absent);
 the one whose truth node count is closest to 20 (ties: first by name). Stages timed (median of `--repeat` runs):
 - crop: `cropper.preprocess` + `to_input_tensor` + run + `cropper.decode`;
-- detect: tiles of the truth canvas padded by 4% (`detector.tiles_for_crop`), `letterbox` + `to_detector_tensor`
-  + run + `postprocess` per tile, `merge_tiles`;
+- detect: tiles of the truth canvas padded by 4% (`detector.tiles_for_crop`), `letterbox` (input trimmed to
+  `detector.input_size`) + `to_detector_tensor` + run + `postprocess` per tile, `merge_tiles`;
+- detect_square: the same with every tile padded to 512 × 512 (the input before issue #6; Rust
+  `stage/detect_square`);
 - classify: `classifier.preprocess_title` on every truth title box, normalisation, one batched run, softmax;
 - read: `ocr.preprocess_text` on every truth tensor / input / output box, `to_ocr_tensor`, one batched run, greedy
   CTC.
@@ -99,11 +101,11 @@ def main(argv=None) -> int:
 
     canvas = detector.padded_canvas(truth)
 
-    def detect():
+    def detect(square: bool = False):
         tiles = detector.tiles_for_crop(canvas)
         per_tile = []
         for t in tiles:
-            arr, lb = detector.letterbox(pil, t.box)
+            arr, lb = detector.letterbox(pil, t.box, square=square)
             out = runners["detector"](detector.to_detector_tensor([arr], [lb]))
             per_tile.append(detector.postprocess(out["heatmap"][0], out["size"][0], out["offset"][0], lb))
         return detector.merge_tiles(per_tile, tiles, canvas)
@@ -120,7 +122,8 @@ def main(argv=None) -> int:
         x = ocr.to_ocr_tensor([ocr.preprocess_text(grey, b) for b in texts])
         return ocr.ctc_greedy_ids(runners["ocr"](x)["logits"])
 
-    stages = {"crop": crop, "detect": detect, "classify": classify, "read": read}
+    stages = {"crop": crop, "detect": detect, "detect_square": lambda: detect(square=True), "classify": classify,
+              "read": read}
     report = {"scene": str(image_path), "stages": {}}
     print(f"{'stage':<10} {'ort ms':>8} {'tract ms':>9} {'ratio':>6}")
     for name, fn in stages.items():

@@ -331,22 +331,18 @@ def main(argv=None) -> int:
     print(f"{len(crops)} title crops: train {len(train_ids)} ({len(classes)}/{len(vocab)} ops present), "
           f"val {len(val_ids)}, cache {cache_dir}", flush=True)
 
-    ckpts = common.Checkpoints(args.out)
-    previous = ckpts.load_latest()
-    init = None
-    if previous is None and args.init is not None:
-        init = torch.load(args.init, map_location="cpu", weights_only=False)
-    if previous is not None:
-        config = previous["config"]
-    elif init is not None:
-        config = dict(init["config"])
-    else:
+    def new_config() -> dict:
         config = dict(DEFAULT_CONFIG, num_classes=len(vocab), vocab_ops=list(vocab.ops),
                       warm_start=str(args.warm_start) if args.warm_start else None)
         if args.widths:
             config["widths"] = [int(v) for v in args.widths.split(",")]
         if args.hidden:
             config["hidden"] = args.hidden
+        return config
+
+    ckpts = common.Checkpoints(args.out)
+    previous = ckpts.load_latest()
+    config, init_weights = common.run_start(previous, args.init, new_config)
     if config["vocab_ops"] != list(vocab.ops):
         raise SystemExit("vocab.json differs from the checkpoint's vocabulary")
     model = build_model(config)
@@ -359,16 +355,10 @@ def main(argv=None) -> int:
 
         warm_start(model, args.warm_start, "classifier")
         print(f"warm start from {args.warm_start}", flush=True)
-    if init is not None:
-        model.load_state_dict(init["model"])
+    if init_weights is not None:
+        model.load_state_dict(init_weights)
         print(f"initialised from {args.init}", flush=True)
-
-    steps_per_epoch = max(1, args.epoch_samples // args.batch)
-    total = args.steps or max(1, int(round(args.epochs * steps_per_epoch)))
-    cfg = common.LoopConfig(total_steps=total, lr=args.lr, weight_decay=args.weight_decay,
-                            warmup_steps=min(args.warmup, max(1, total // 10)),
-                            eval_every=args.eval_every or steps_per_epoch, save_every=100,
-                            max_minutes=args.max_minutes, budget_minutes=args.budget_minutes, seed=args.seed)
+    cfg = common.epoch_loop_config(args)
 
     def next_batch(rng: np.random.Generator):
         cls = rng.integers(0, len(classes), size=args.batch)

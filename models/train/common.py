@@ -411,6 +411,23 @@ def load_model_state(ckpt_path: Path) -> tuple[dict, dict]:
     return state["model"], state.get("config", {})
 
 
+def run_start(previous: dict | None, init: Path | None, new_config: Callable[[], dict]) -> tuple[dict, dict | None]:
+    """Where a training run starts (the classifier's and OCR's `--init CKPT.pt`): returns (model config, model
+    state_dict to load into the model built from that config, or None).
+
+    - resuming (`previous`, the `--out` dir's last.pt, is not None): its config and None; `init` is ignored
+      (`train_loop` restores the weights with the optimizer, schedule and RNG);
+    - a new run with `init` (a last.pt/best.pt): a copy of that checkpoint's config and its model weights; the
+      optimizer and LR schedule start afresh (`train_loop` finds no last.pt in `--out`);
+    - otherwise: `new_config()` and None."""
+    if previous is not None:
+        return previous["config"], None
+    if init is not None:
+        state = torch.load(init, map_location="cpu", weights_only=False)
+        return dict(state["config"]), state["model"]
+    return new_config(), None
+
+
 @dataclass
 class LoopConfig:
     total_steps: int
@@ -423,6 +440,18 @@ class LoopConfig:
     budget_minutes: float | None = None
     seed: int = 0
     grad_clip: float = 5.0
+
+
+def epoch_loop_config(args) -> LoopConfig:
+    """The LoopConfig of the classifier and OCR trainers from their shared flags: `--steps`, or `--epochs` of
+    `--epoch-samples // --batch` steps; `--warmup` (at most a tenth of the steps), `--eval-every` (default once per
+    epoch), `--lr`, `--weight-decay`, `--max-minutes`, `--budget-minutes`, `--seed`; a checkpoint every 100 steps."""
+    steps_per_epoch = max(1, args.epoch_samples // args.batch)
+    total = args.steps or max(1, int(round(args.epochs * steps_per_epoch)))
+    return LoopConfig(total_steps=total, lr=args.lr, weight_decay=args.weight_decay,
+                      warmup_steps=min(args.warmup, max(1, total // 10)),
+                      eval_every=args.eval_every or steps_per_epoch, save_every=100,
+                      max_minutes=args.max_minutes, budget_minutes=args.budget_minutes, seed=args.seed)
 
 
 def progress(step: int, elapsed_s: float, cfg: LoopConfig) -> float:

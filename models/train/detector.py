@@ -1,16 +1,19 @@
 """Detector: operator cards, tensor-shape labels, graph inputs and outputs inside the cropped canvas.
 
 Contract (mirrored in models/detector.MODEL.md; the Rust side re-implements `letterbox`, `postprocess`):
-- input `image`: float32 [N, 3, 512, 512] RGB. The crop box [x0, y0, x1, y1] (source pixels, float, inside the
-  image) of width cw and height ch is resized, aspect kept, with s = min(512/cw, 512/ch) to tw × th =
-  clamp(round(cw·s), 1, 512) × clamp(round(ch·s), 1, 512) with *antialiased* bilinear resampling over the
-  fractional crop box (Pillow `Image.resize(..., BILINEAR, box=crop)`; fast_image_resize
-  `ResizeAlg::Convolution(FilterType::Bilinear)` with `SrcCropping::Crop`), placed at the top-left corner,
-  normalised `(v/255 - MEAN) / STD`; every other pixel of the tensor is 0.0 (the mean colour).
-- outputs, all at stride 4 (128×128 cells; cell (row j, col i) covers input pixels [4i, 4i+4) × [4j, 4j+4)):
-  `heatmap` [N, 4, 128, 128] logits (classes 0 node, 1 tensor label, 2 input, 3 output);
-  `size` [N, 2, 128, 128]: ln(box width), ln(box height) in input pixels;
-  `offset` [N, 2, 128, 128]: box centre = ((i + offset_x) · 4, (j + offset_y) · 4) in input pixels.
+- input `image`: float32 [N, 3, H, W] RGB, H and W multiples of 32 up to 512 (the network is fully convolutional
+  with total stride 32). The crop box [x0, y0, x1, y1] (source pixels, float, inside the image) of width cw and
+  height ch is resized, aspect kept, with s = min(512/cw, 512/ch) to tw × th = clamp(round(cw·s), 1, 512) ×
+  clamp(round(ch·s), 1, 512) with *antialiased* bilinear resampling over the fractional crop box (Pillow
+  `Image.resize(..., BILINEAR, box=crop)`; the Rust side reproduces it bit for bit), placed at the top-left corner,
+  normalised `(v/255 - MEAN) / STD`; every other pixel of the tensor is 0.0 (the mean colour). At inference the
+  input is trimmed to the content plus a margin: H = min(512, ceil32(th + 32)), W = min(512, ceil32(tw + 32))
+  (`input_size`; the long side is 512). Training, and `letterbox(..., square=True)`, use the full 512 × 512 (the
+  contract before issue #6).
+- outputs, all at stride 4 (H/4 × W/4 cells; cell (row j, col i) covers input pixels [4i, 4i+4) × [4j, 4j+4)):
+  `heatmap` [N, 4, H/4, W/4] logits (classes 0 node, 1 tensor label, 2 input, 3 output);
+  `size` [N, 2, H/4, W/4]: ln(box width), ln(box height) in input pixels;
+  `offset` [N, 2, H/4, W/4]: box centre = ((i + offset_x) · 4, (j + offset_y) · 4) in input pixels.
 - post-processing (`postprocess`, outside the graph): see models/detector.MODEL.md.
 
 Training command: `python -m train.detector --data DIR --out CKPT_DIR --epochs E` (see `--help`).
@@ -58,6 +61,11 @@ from train.common import (
 SIZE = 512
 STRIDE = 4
 GRID = SIZE // STRIDE
+# Input height and width are multiples of this (the network's total stride).
+INPUT_MULTIPLE = 32
+# A trimmed input keeps at least this much padding (px) beyond the content (when the side stays under 512): without
+# it, detections within ~70 px of the trimmed edge change (held-out photo mean F1 0.948 → 0.938; with it 0.947).
+INPUT_MARGIN = 32
 CLASSES = ("node", "tensor", "input", "output")
 KIND_TO_CLASS = {"nodes": 0, "tensors": 1, "inputs": 2, "outputs": 3}
 PARAM_BUDGET = 2_350_000
@@ -81,6 +89,11 @@ TILE_OVERLAP = 0.25
 TILE_MAX = 8
 # Share of training samples that use one tile of the jittered crop instead of the whole crop.
 TILE_PROB = 0.5
+# Context crops (`--context-prob`): each edge pushed out by U(JITTER_MIN, CONTEXT_MAX) × its size instead, so the
+# detector also sees what a loose crop brings in (sidebars, toolbars, other windows, the monitor's bezel) as
+# negatives. The cached region then covers CONTEXT_MAX and keeps up to CACHE_SHORT_CONTEXT px on its short side.
+CONTEXT_MAX = 1.0
+CACHE_SHORT_CONTEXT = 1024
 # Cached training regions: short side at most CACHE_SHORT px and long side at most CACHE_LONG px (enough that
 # tiles, letterboxed at scale ≤ 512/TILE_MIN = 1 or ≤ 512/(1.5·short), are cut from the cache without upscaling).
 CACHE_SHORT = 512
@@ -94,8 +107,8 @@ CACHE_LONG = 4096
 class DetectorNet(nn.Module):
     """Depthwise-separable backbone (strides 2–32) with a top-down FPN merged at stride 4 and a shared head.
 
-    forward(image [N,3,512,512]) → (heatmap [N,4,128,128] logits, size [N,2,128,128] log-px,
-    offset [N,2,128,128] cells). ~2.0 M parameters, most of them at strides 16 and 32 where they are cheap.
+    forward(image [N,3,H,W], H and W multiples of 32) → (heatmap [N,4,H/4,W/4] logits, size [N,2,H/4,W/4] log-px,
+    offset [N,2,H/4,W/4] cells); 512 × 512 gives 128 × 128. ~2.0 M parameters, most of them at strides 16 and 32 where they are cheap.
     """
 
     def __init__(self, fpn: int = 64):
@@ -151,8 +164,9 @@ def build_model(config: dict | None = None) -> DetectorNet:
 
 @dataclass(frozen=True)
 class Letterbox:
-    """Where a crop went in the 512×512 input: crop box in source pixels and the resized size tw × th at the
-    top-left. Input pixel (u, v) ↔ source (x0 + u·cw/tw, y0 + v·ch/th)."""
+    """Where a crop went in the detector input: crop box in source pixels and the resized size tw × th at the
+    top-left (the input is `input_size(tw, th)`, or 512 × 512). Input pixel (u, v) ↔ source
+    (x0 + u·cw/tw, y0 + v·ch/th), whatever the padding."""
 
     crop: tuple[float, float, float, float]
     tw: int
@@ -182,19 +196,34 @@ def letterbox_size(cw: float, ch: float) -> tuple[int, int]:
     return min(SIZE, max(1, round(cw * s))), min(SIZE, max(1, round(ch * s)))
 
 
+def input_size(tw: int, th: int, square: bool = False) -> tuple[int, int]:
+    """Detector input (W, H) for tw × th content: each side plus INPUT_MARGIN, rounded up to a multiple of 32, at
+    most 512 (`min(512, ceil32(v + 32))`); with `square`, 512 × 512."""
+    if square:
+        return SIZE, SIZE
+
+    def side(v: int) -> int:
+        return min(SIZE, -(-(v + INPUT_MARGIN) // INPUT_MULTIPLE) * INPUT_MULTIPLE)
+
+    return side(tw), side(th)
+
+
 def letterbox(image: Image.Image, crop: tuple[float, float, float, float],
-              target: tuple[int, int] | None = None) -> tuple[np.ndarray, Letterbox]:
-    """Resize the crop of a PIL RGB image into the top-left of a 512×512 uint8 array (rest 0, masked later by
-    `to_detector_tensor`). `crop` is in that image's pixels; `target` (tw, th) overrides `letterbox_size`."""
+              target: tuple[int, int] | None = None, square: bool = False) -> tuple[np.ndarray, Letterbox]:
+    """Resize the crop of a PIL RGB image into the top-left of an H×W×3 uint8 array, (W, H) = `input_size(tw, th)`
+    (rest 0, masked later by `to_detector_tensor`); `square` makes it 512×512 (training, and the contract before
+    issue #6). `crop` is in that image's pixels; `target` (tw, th) overrides `letterbox_size`."""
     x0, y0, x1, y1 = crop
     tw, th = target or letterbox_size(x1 - x0, y1 - y0)
-    out = np.zeros((SIZE, SIZE, 3), np.uint8)
+    w, h = input_size(tw, th, square)
+    out = np.zeros((h, w, 3), np.uint8)
     out[:th, :tw] = np.asarray(image.resize((tw, th), Image.BILINEAR, box=(x0, y0, x1, y1)))
     return out, Letterbox((x0, y0, x1, y1), tw, th)
 
 
 def to_detector_tensor(images: list[np.ndarray], boxes: list[Letterbox]) -> torch.Tensor:
-    """uint8 512×512×3 letterboxed images → normalised float32 [N,3,512,512] with the pad area set to 0.0."""
+    """uint8 H×W×3 letterboxed images (all of one shape) → normalised float32 [N,3,H,W] with the pad area set to
+    0.0."""
     x = to_input_tensor(images)
     for i, lb in enumerate(boxes):
         x[i, :, lb.th:, :] = 0.0
@@ -291,15 +320,18 @@ def gt_in_crop(truth: dict, crop, min_visible: float = MIN_VISIBLE) -> tuple[np.
 # Targets and loss
 
 
-def build_targets(boxes_in: np.ndarray, classes: np.ndarray, alpha: float = 0.54) -> dict[str, np.ndarray]:
-    """CenterNet targets for one image from boxes in input pixels: heat [4,128,128] (elliptical Gaussians,
-    sigma = alpha·size/6 in cells, at least 0.4, peak exactly 1 at the centre cell), size [2,128,128]
-    (ln w, ln h in input px), offset [2,128,128] (centre/4 − cell), mask [128,128] (1 at centre cells)."""
-    heat = np.zeros((len(CLASSES), GRID, GRID), np.float32)
-    size = np.zeros((2, GRID, GRID), np.float32)
-    offset = np.zeros((2, GRID, GRID), np.float32)
-    mask = np.zeros((GRID, GRID), np.float32)
-    ys, xs = np.arange(GRID, dtype=np.float32)[:, None], np.arange(GRID, dtype=np.float32)[None, :]
+def build_targets(boxes_in: np.ndarray, classes: np.ndarray, alpha: float = 0.54,
+                  grid: tuple[int, int] = (GRID, GRID)) -> dict[str, np.ndarray]:
+    """CenterNet targets for one image from boxes in input pixels, on a `grid` = (rows, cols) of cells (128 × 128
+    for a 512 × 512 input): heat [4,rows,cols] (elliptical Gaussians, sigma = alpha·size/6 in cells, at least 0.4,
+    peak exactly 1 at the centre cell), size [2,rows,cols] (ln w, ln h in input px), offset [2,rows,cols]
+    (centre/4 − cell), mask [rows,cols] (1 at centre cells)."""
+    rows, cols = grid
+    heat = np.zeros((len(CLASSES), rows, cols), np.float32)
+    size = np.zeros((2, rows, cols), np.float32)
+    offset = np.zeros((2, rows, cols), np.float32)
+    mask = np.zeros((rows, cols), np.float32)
+    ys, xs = np.arange(rows, dtype=np.float32)[:, None], np.arange(cols, dtype=np.float32)[None, :]
     # Large boxes first, so a small box sharing a centre cell keeps its regression targets.
     order = np.argsort(-(boxes_in[:, 2] - boxes_in[:, 0]) * (boxes_in[:, 3] - boxes_in[:, 1])) \
         if len(boxes_in) else []
@@ -307,10 +339,10 @@ def build_targets(boxes_in: np.ndarray, classes: np.ndarray, alpha: float = 0.54
         x0, y0, x1, y1 = boxes_in[k]
         bw, bh = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
         cx, cy = (x0 + x1) / 2 / STRIDE, (y0 + y1) / 2 / STRIDE
-        i, j = min(GRID - 1, max(0, int(cx))), min(GRID - 1, max(0, int(cy)))
+        i, j = min(cols - 1, max(0, int(cx))), min(rows - 1, max(0, int(cy)))
         sx, sy = max(0.4, alpha * bw / STRIDE / 6), max(0.4, alpha * bh / STRIDE / 6)
         rx, ry = int(3 * sx) + 1, int(3 * sy) + 1
-        ya, yb, xa, xb = max(0, j - ry), min(GRID, j + ry + 1), max(0, i - rx), min(GRID, i + rx + 1)
+        ya, yb, xa, xb = max(0, j - ry), min(rows, j + ry + 1), max(0, i - rx), min(cols, i + rx + 1)
         g = np.exp(-((xs[:, xa:xb] - i) ** 2 / (2 * sx * sx) + (ys[ya:yb] - j) ** 2 / (2 * sy * sy)))
         c = classes[k]
         np.maximum(heat[c, ya:yb, xa:xb], g, out=heat[c, ya:yb, xa:xb])
@@ -352,11 +384,12 @@ def detector_loss(model: nn.Module, batch: dict, class_weights=(1.0, 1.0, 2.0, 2
 
 def postprocess(heatmap: np.ndarray, size: np.ndarray, offset: np.ndarray, lb: Letterbox | None = None,
                 score_threshold: float = SCORE_THRESHOLD, top_k: int = TOP_K, nms_iou: float = NMS_IOU):
-    """One image's outputs ([4,128,128], [2,128,128], [2,128,128]) → (boxes [M,4], scores [M], classes [M]).
+    """One image's outputs ([4,rows,cols], [2,rows,cols], [2,rows,cols]; rows × cols = H/4 × W/4 of its input) →
+    (boxes [M,4], scores [M], classes [M]).
 
     1. p = sigmoid(heatmap). A cell is a peak when p ≥ score_threshold and p equals the maximum of its 3×3
        neighbourhood (cells outside the grid ignored; ties all count).
-    2. Keep the top_k peaks by p (all classes together; ties broken by flat index c·128·128 + j·128 + i).
+    2. Keep the top_k peaks by p (all classes together; ties broken by flat index c·rows·cols + j·cols + i).
     3. Box in input px: centre ((i + offset[0,j,i])·4, (j + offset[1,j,i])·4), width exp(size[0,j,i]),
        height exp(size[1,j,i]). If `lb` is given, map to source pixels (`Letterbox.to_source`) and clip to the
        crop box.
@@ -372,8 +405,9 @@ def postprocess(heatmap: np.ndarray, size: np.ndarray, offset: np.ndarray, lb: L
     scores = p.ravel()[flat]
     order = np.lexsort((flat, -scores))[:top_k]
     flat, scores = flat[order], scores[order]
-    c, rem = np.divmod(flat, GRID * GRID)
-    j, i = np.divmod(rem, GRID)
+    rows, cols = p.shape[1:]
+    c, rem = np.divmod(flat, rows * cols)
+    j, i = np.divmod(rem, cols)
     cx = (i + offset[0, j, i]) * STRIDE
     cy = (j + offset[1, j, i]) * STRIDE
     bw, bh = np.exp(size[0, j, i]), np.exp(size[1, j, i])
@@ -437,12 +471,15 @@ class DetectorData:
     """Training images: the region around the truth canvas (canvas.box pushed out by JITTER_MAX per edge, clipped
     to the image) cached on disk (short side ≤ CACHE_SHORT, long side ≤ CACHE_LONG px, never upscaled); at sampling
     time a random outward-jittered crop of the canvas — or, with probability TILE_PROB, one random tile of it — is
-    letterboxed from that cache."""
+    letterboxed from that cache. With `context_prob` > 0 that share of crops is pushed out by up to CONTEXT_MAX
+    instead, and the cached region covers CONTEXT_MAX (short side ≤ CACHE_SHORT_CONTEXT)."""
 
-    def __init__(self, images: list[SceneImage], cache: DiskCache):
+    def __init__(self, images: list[SceneImage], cache: DiskCache, context_prob: float = 0.0):
         self.images = images
         self.cache = cache
         self.truths = [load_truth(s.truth_path) for s in images]
+        self.context_prob = context_prob
+        self.cache_short = CACHE_SHORT_CONTEXT if context_prob > 0 else CACHE_SHORT
 
     def __len__(self):
         return len(self.images)
@@ -453,7 +490,7 @@ class DetectorData:
         return w / w.sum()
 
     def _region(self, t: dict) -> list[float]:
-        return list(padded_canvas(t, JITTER_MAX))
+        return list(padded_canvas(t, CONTEXT_MAX if self.context_prob > 0 else JITTER_MAX))
 
     def cached(self, i: int) -> tuple[np.ndarray, dict]:
         s, t = self.images[i], self.truths[i]
@@ -461,7 +498,7 @@ class DetectorData:
         def build():
             region = self._region(t)
             rw, rh = region[2] - region[0], region[3] - region[1]
-            c = min(1.0, CACHE_SHORT / min(rw, rh), CACHE_LONG / max(rw, rh))
+            c = min(1.0, self.cache_short / min(rw, rh), CACHE_LONG / max(rw, rh))
             cw, ch = max(1, round(rw * c)), max(1, round(rh * c))
             with Image.open(s.image_path) as im:
                 arr = np.asarray(im.convert("RGB").resize((cw, ch), Image.BILINEAR, box=tuple(region)))
@@ -481,7 +518,10 @@ class DetectorData:
         w, h = t["image"]["width"], t["image"]["height"]
         x0, y0, x1, y1 = t["canvas"]["box"]
         bw, bh = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
-        j = rng.uniform(JITTER_MIN, JITTER_MAX, size=4) if augment else np.full(4, CROP_PAD)
+        if not augment:
+            j = np.full(4, CROP_PAD)
+        else:
+            j = rng.uniform(JITTER_MIN, CONTEXT_MAX if rng.random() < self.context_prob else JITTER_MAX, size=4)
         crop = clip_box([x0 - j[0] * bw, y0 - j[1] * bh, x1 + j[2] * bw, y1 + j[3] * bh], w, h)
         crop = [max(crop[0], region[0]), max(crop[1], region[1]), min(crop[2], region[2]), min(crop[3], region[3])]
         if crop[2] - crop[0] < 1 or crop[3] - crop[1] < 1:
@@ -492,7 +532,7 @@ class DetectorData:
         cache_box = ((crop[0] - region[0]) * meta["sx"], (crop[1] - region[1]) * meta["sy"],
                      (crop[2] - region[0]) * meta["sx"], (crop[3] - region[1]) * meta["sy"])
         tw, th = letterbox_size(crop[2] - crop[0], crop[3] - crop[1])
-        img, _ = letterbox(Image.fromarray(np.asarray(arr)), cache_box, (tw, th))
+        img, _ = letterbox(Image.fromarray(np.asarray(arr)), cache_box, (tw, th), square=True)
         lb = Letterbox(tuple(crop), tw, th)
         if augment:
             img = augment_photometric(img, rng)
@@ -553,6 +593,8 @@ def parse_args(argv=None):
     p.add_argument("--warm-start", type=Path, default=None, help="an exported detector .onnx to start from")
     p.add_argument("--init", type=Path, default=None,
                    help="a checkpoint (.pt) whose model weights start a new run (fresh optimizer and schedule)")
+    p.add_argument("--context-prob", type=float, default=0.0,
+                   help="share of training crops pushed out by up to CONTEXT_MAX × the canvas size per edge")
     p.add_argument("--window", type=int, default=0,
                    help="train on random window×window parts of each 512×512 input (multiple of 4; 0 = whole)")
     p.add_argument("--cache", type=Path, default=None, help="input cache dir (default under ~/.cache)")
@@ -575,9 +617,11 @@ def main(argv=None) -> int:
     if not held:
         print("warning: no held-out scenes (k % 10 == 9); evaluating on training scenes", file=sys.stderr)
         held = train_imgs[: min(len(train_imgs), 16)]
-    cache_dir = args.cache or default_cache_dir(args.data, f"detector-{CACHE_SHORT}-{CACHE_LONG}")
+    cache_name = (f"detector-ctx{CONTEXT_MAX:g}-{CACHE_SHORT_CONTEXT}-{CACHE_LONG}" if args.context_prob > 0
+                  else f"detector-{CACHE_SHORT}-{CACHE_LONG}")
+    cache_dir = args.cache or default_cache_dir(args.data, cache_name)
     cache = DiskCache(cache_dir, args.cache_format)
-    train_data = DetectorData(train_imgs, cache)
+    train_data = DetectorData(train_imgs, cache, args.context_prob)
     train_data.warm("cache train", args.cache_workers)
 
     from train import eval_detector

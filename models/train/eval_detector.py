@@ -1,12 +1,13 @@
 """Evaluate the detector: per-class precision / recall / F1 at IoU ≥ 0.5, photos and screenshots separately.
 
     python -m train.eval_detector --data DIR (--ckpt CKPT_DIR/best.pt | --onnx ../models/detector.onnx)
-        [--split heldout|train|all] [--cropper-onnx ../models/cropper.onnx] [--limit N] [--json OUT.json]
+        [--split heldout|train|all] [--cropper-onnx ../models/cropper.onnx] [--limit N] [--json OUT.json] [--square]
     python -m train.eval_detector --eval-real [--data REAL_DIR] (--ckpt … | --onnx …)
 
 Inputs are prepared exactly as at inference (full-resolution source image → crop → tiles (`detector.tiles_for_crop`)
-→ `detector.letterbox` per tile; detections merged by `detector.merge_tiles`; `--no-tiles` letterboxes the whole
-crop). The crop is the truth canvas.box padded by 4% per edge, or, with `--cropper-onnx`, the cropper's decoded
+→ `detector.letterbox` per tile, its input trimmed to ceil32(th) × ceil32(tw); detections merged by
+`detector.merge_tiles`; `--no-tiles` letterboxes the whole crop; `--square` pads every tile to 512 × 512 as before
+issue #6). Tiles run in batches of consecutive tiles with the same input shape. The crop is the truth canvas.box padded by 4% per edge, or, with `--cropper-onnx`, the cropper's decoded
 crop (end to end).
 Ground truth: element boxes clipped to the image and the crop, kept when ≥ 35% visible (`detector.gt_in_crop`).
 Matching, per image and class: predictions in descending score order each take the unmatched ground-truth box
@@ -65,7 +66,7 @@ class EvalItem:
     kind: str
     crop: tuple[float, float, float, float]
     tiles: list[Tile]
-    images: list[np.ndarray]  # one uint8 512×512×3 letterboxed input per tile
+    images: list[np.ndarray]  # one uint8 H×W×3 letterboxed input per tile (H, W: `detector.input_size`)
     lbs: list[Letterbox]
     gt_boxes: np.ndarray  # [M,4] source px
     gt_classes: np.ndarray  # [M]
@@ -73,7 +74,7 @@ class EvalItem:
 
 
 class EvalSet:
-    """Prepared evaluation inputs (kept in memory: ~0.8 MB per tile)."""
+    """Prepared evaluation inputs (kept in memory: ≤ 0.8 MB per tile)."""
 
     def __init__(self, items: list[EvalItem]):
         self.items = items
@@ -87,9 +88,10 @@ class EvalSet:
 
     @classmethod
     def from_images(cls, images: list[SceneImage], crop_fn=None, tiled: bool = True,
-                    desc: str = "prepare") -> "EvalSet":
+                    desc: str = "prepare", square: bool = False) -> "EvalSet":
         """`crop_fn(pil_image, truth) -> (x0, y0, x1, y1)`; default: truth canvas padded by 4%. With `tiled`, the
-        crop is split by `detector.tiles_for_crop` (as the pipeline does); else it is letterboxed whole."""
+        crop is split by `detector.tiles_for_crop` (as the pipeline does); else it is letterboxed whole. With
+        `square`, every tile is padded to 512 × 512 instead of trimmed to its content."""
         from tqdm import tqdm
 
         items = []
@@ -99,7 +101,7 @@ class EvalSet:
                 im = im.convert("RGB")
                 crop = tuple(crop_fn(im, truth)) if crop_fn is not None else padded_canvas(truth)
                 tiles = tiles_for_crop(crop) if tiled else [Tile(crop, crop)]
-                prepared = [letterbox(im, t.box) for t in tiles]
+                prepared = [letterbox(im, t.box, square=square) for t in tiles]
             boxes, classes, ids = gt_in_crop(truth, crop)
             items.append(EvalItem(s.key, s.kind, crop, tiles, [p[0] for p in prepared], [p[1] for p in prepared],
                                   boxes, classes, ids))
@@ -163,13 +165,25 @@ def match(pred_boxes, pred_scores, gt_boxes, iou_thr: float = IOU_MATCH) -> tupl
     return p2g, g2p
 
 
+def shape_batches(shapes: list[tuple[int, ...]], batch: int) -> list[range]:
+    """Split indices 0..len(shapes) into runs of at most `batch` consecutive indices with equal shapes."""
+    out: list[range] = []
+    start = 0
+    for k in range(1, len(shapes) + 1):
+        if k == len(shapes) or k - start == batch or shapes[k] != shapes[start]:
+            out.append(range(start, k))
+            start = k
+    return out
+
+
 def detect(predict, data: EvalSet, batch: int = 8):
-    """Yield (item, boxes, scores, classes) per item: tiles run in batches, merged with `merge_tiles`."""
+    """Yield (item, boxes, scores, classes) per item: tiles run in order, in batches of consecutive tiles with the
+    same input shape (`shape_batches`), merged with `merge_tiles`."""
     flat = [(i, t) for i, it in enumerate(data.items) for t in range(len(it.tiles))]
     outputs: dict[int, list] = {}
     next_item = 0
-    for start in range(0, len(flat), batch):
-        chunk = flat[start:start + batch]
+    for run in shape_batches([data.items[i].images[t].shape for i, t in flat], batch):
+        chunk = flat[run.start:run.stop]
         x = to_detector_tensor([data.items[i].images[t] for i, t in chunk], [data.items[i].lbs[t] for i, t in chunk])
         out = predict(x)
         for k, (i, t) in enumerate(chunk):
@@ -276,6 +290,8 @@ def main(argv=None) -> int:
     p.add_argument("--eval-real", action="store_true", help=f"evaluate all renders in --data (default {REAL_EVAL_DIR})")
     p.add_argument("--cropper-onnx", type=Path, default=None, help="crop with this cropper instead of the truth")
     p.add_argument("--no-tiles", action="store_true", help="letterbox the whole crop instead of tiling it")
+    p.add_argument("--square", action="store_true",
+                   help="pad every tile to 512×512 (the input before issue #6) instead of trimming it to its content")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", type=Path, default=None)
@@ -292,7 +308,7 @@ def main(argv=None) -> int:
         print(f"no {split} images in {data_dir}", file=sys.stderr)
         return 2
     crop_fn = cropper_crop_fn(args.cropper_onnx, args.threads) if args.cropper_onnx else None
-    data = EvalSet.from_images(images, crop_fn, tiled=not args.no_tiles)
+    data = EvalSet.from_images(images, crop_fn, tiled=not args.no_tiles, square=args.square)
     with torch.no_grad():
         results = evaluate(load_predictor(args.ckpt, args.onnx, args.threads), data)
     summ = summary(results)

@@ -5,14 +5,14 @@ are the reference implementations, `models/ocr_alphabet.json` the machine-readab
 - grey: the source image (full resolution, upright) converted to 8-bit luma with Pillow's `convert("L")`,
   exactly L = (R·19595 + G·38470 + B·7471 + 32768) >> 16 (ITU-R 601 weights, rounded);
 - crop: the text box padded by 0.15 × box height on every side, clipped to the image;
-- resize: height 48 keeping the aspect ratio, width w = clamp(round(crop_w · 48 / crop_h), 1, 160) (so crops wider
-  than 160 after scaling are squashed horizontally only), with Pillow's BILINEAR filter over the float crop box
+- resize: height 48 keeping the aspect ratio, width w = clamp(round(crop_w · 48 / crop_h), 1, 320) (so crops wider
+  than 320 after scaling are squashed horizontally only), with Pillow's BILINEAR filter over the float crop box
   (antialiased; fast_image_resize `Convolution(Bilinear)` with float crop offsets);
 - pad: columns w..159 are filled with the mean grey of the resized crop's border pixels (top row, bottom row, left
   column, right column, concatenated; corners count twice), computed in float;
-- normalise: float32 `image` [N, 1, 48, 160] = (v / 255 − 0.5) / 0.5 (so [−1, 1]);
-- output: `logits` [N, 40, C] (C = 1 + number of symbols); decode greedily per row: argmax over C at each of the
-  40 steps, collapse consecutive repeats, drop the blank (class 0); class i ≥ 1 is `symbols[i − 1]`.
+- normalise: float32 `image` [N, 1, 48, 320] = (v / 255 − 0.5) / 0.5 (so [−1, 1]);
+- output: `logits` [N, 80, C] (C = 1 + number of symbols); decode greedily per row: argmax over C at each of the
+  80 steps, collapse consecutive repeats, drop the blank (class 0); class i ≥ 1 is `symbols[i − 1]`.
 
 Training (`python -m train.ocr --help`): text crops are pre-cut once per scene image into a grey disk cache (text
 box plus a 0.5 × height margin at native resolution), then re-cut per sample with random padding, slight rotation
@@ -43,7 +43,7 @@ from train import common, crop_index, text_synth
 
 ALPHABET_PATH = Path(__file__).resolve().parents[1] / "ocr_alphabet.json"
 INPUT_NAMES, OUTPUT_NAMES = ("image",), ("logits",)
-OCR_H, OCR_W, TIME_STEPS, MAX_LEN = 48, 160, 40, 32
+OCR_H, OCR_W, TIME_STEPS, MAX_LEN = 48, 320, 80, 32
 INFER_PAD_FRAC = 0.15
 CACHE_MARGIN_FRAC = 0.5  # cached regions: text box plus this margin (× box height) on every side,
 CACHE_MAX_H, CACHE_MAX_W = 96, 1600  # native resolution, scaled down only beyond this
@@ -142,9 +142,9 @@ def ctc_feasible(ids: list[int], steps: int = TIME_STEPS) -> bool:
 
 
 class OcrNet(nn.Module):
-    """CNN (height 48 → 1, width 160 → 40) + bidirectional GRU + linear classifier.
+    """CNN (height 48 → 1, width 320 → 80) + bidirectional GRU + linear classifier.
 
-    Input float32 [N, 1, 48, 160]; output logits [N, 40, num_classes]."""
+    Input float32 [N, 1, 48, 320]; output logits [N, 80, num_classes]."""
 
     def __init__(self, num_classes: int, channels=(16, 32, 64, 96), hidden: int = 96, rnn_layers: int = 2):
         super().__init__()
@@ -154,19 +154,19 @@ class OcrNet(nn.Module):
         self.cnn = nn.Sequential(
             common.ConvBNAct(1, a, 3, stride=2),  # 24×80
             common.ConvBNAct(a, b, 3),
-            nn.MaxPool2d(2),  # 12×40
+            nn.MaxPool2d(2),  # 12×80
             common.ConvBNAct(b, c, 3),
             common.ConvBNAct(c, c, 3),
-            nn.MaxPool2d((2, 1)),  # 6×40
+            nn.MaxPool2d((2, 1)),  # 6×80
             common.ConvBNAct(c, d, 3),
-            nn.MaxPool2d((2, 1)),  # 3×40
-            collapse,  # 1×40
+            nn.MaxPool2d((2, 1)),  # 3×80
+            collapse,  # 1×80
         )
         self.rnn = nn.GRU(d, hidden, num_layers=rnn_layers, bidirectional=True, batch_first=True)
         self.fc = nn.Linear(2 * hidden, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        f = self.cnn(x).squeeze(2).transpose(1, 2)  # N×40×d
+        f = self.cnn(x).squeeze(2).transpose(1, 2)  # N×80×d
         return self.fc(self.rnn(f)[0])
 
 
@@ -191,7 +191,7 @@ def padded_text_box(box, pads, width: float, height: float):
 
 
 def preprocess_text(gray: Image.Image, box, pad_frac: float = INFER_PAD_FRAC) -> np.ndarray:
-    """Reference inference preprocessing: grey ("L") source image + text box → uint8 48×w crop (w ≤ 160), unpadded."""
+    """Reference inference preprocessing: grey ("L") source image + text box → uint8 48×w crop (w ≤ 320), unpadded."""
     crop = padded_text_box(box, (pad_frac,) * 4, gray.width, gray.height)
     w = output_width(crop[2] - crop[0], crop[3] - crop[1])
     return np.asarray(gray.resize((w, OCR_H), Image.BILINEAR, box=crop))
@@ -204,7 +204,7 @@ def border_mean(crop: np.ndarray) -> float:
 
 
 def to_ocr_tensor(crops: list[np.ndarray]) -> torch.Tensor:
-    """uint8 48×w grey crops (w ≤ 160) → float32 [N, 1, 48, 160]: (v/255 − 0.5)/0.5, right-padded with the
+    """uint8 48×w grey crops (w ≤ 320) → float32 [N, 1, 48, 320]: (v/255 − 0.5)/0.5, right-padded with the
     normalised border mean."""
     out = np.empty((len(crops), 1, OCR_H, OCR_W), np.float32)
     for k, c in enumerate(crops):
@@ -274,7 +274,7 @@ class TextCrop:
 
 def collect_text_crops(data_dir: Path, alphabet: Alphabet) -> tuple[list[TextCrop], Counter]:
     """Every text crop of `DIR/ocr/index.jsonl` (or, without it, of the truth files; `train.crop_index`) that the
-    OCR can learn: known kind, 1–32 characters of the alphabet, CTC-feasible in 40 steps, box ≥ MIN_TEXT_PX high.
+    OCR can learn: known kind, 1–32 characters of the alphabet, CTC-feasible in 80 steps, box ≥ MIN_TEXT_PX high.
     Returns (crops sorted by image then y, x; counts of skipped records by reason)."""
     skipped: Counter = Counter()
     crops = []
@@ -498,22 +498,18 @@ def main(argv=None) -> int:
           f"{len({crops[i].text for i in train_ids})} distinct texts, val {len(val_ids)}, cache {cache_dir}",
           flush=True)
 
-    ckpts = common.Checkpoints(args.out)
-    previous = ckpts.load_latest()
-    init = None
-    if previous is None and args.init is not None:
-        init = torch.load(args.init, map_location="cpu", weights_only=False)
-    if previous is not None:
-        config = previous["config"]
-    elif init is not None:
-        config = dict(init["config"])
-    else:
+    def new_config() -> dict:
         config = dict(DEFAULT_CONFIG, num_classes=alphabet.num_classes, symbols=alphabet.symbols,
                       warm_start=str(args.warm_start) if args.warm_start else None)
         if args.channels:
             config["channels"] = [int(v) for v in args.channels.split(",")]
         if args.hidden:
             config["hidden"] = args.hidden
+        return config
+
+    ckpts = common.Checkpoints(args.out)
+    previous = ckpts.load_latest()
+    config, init_weights = common.run_start(previous, args.init, new_config)
     if config["symbols"] != alphabet.symbols:
         raise SystemExit("ocr_alphabet.json differs from the checkpoint's alphabet")
     model = build_model(config)
@@ -527,16 +523,10 @@ def main(argv=None) -> int:
 
         warm_start(model, args.warm_start, "ocr")
         print(f"warm start from {args.warm_start}", flush=True)
-    if init is not None:
-        model.load_state_dict(init["model"])
+    if init_weights is not None:
+        model.load_state_dict(init_weights)
         print(f"initialised from {args.init}", flush=True)
-
-    steps_per_epoch = max(1, args.epoch_samples // args.batch)
-    total = args.steps or max(1, int(round(args.epochs * steps_per_epoch)))
-    cfg = common.LoopConfig(total_steps=total, lr=args.lr, weight_decay=args.weight_decay,
-                            warmup_steps=min(args.warmup, max(1, total // 10)),
-                            eval_every=args.eval_every or steps_per_epoch, save_every=100,
-                            max_minutes=args.max_minutes, budget_minutes=args.budget_minutes, seed=args.seed)
+    cfg = common.epoch_loop_config(args)
 
     def next_batch(rng: np.random.Generator):
         images, texts = [], []

@@ -48,7 +48,9 @@ def synthetic_image(rng: np.random.Generator, size: int) -> np.ndarray:
 
 
 def make_inputs(name: str, n: int, data: Path | None, seed: int) -> list[np.ndarray]:
-    """`n` float32 [1,3,512,512] inputs prepared like the model sees them at inference."""
+    """`n` float32 [1,3,H,W] inputs prepared like the model sees them at inference: 512×512 for the cropper and
+    for synthetic images; for the detector on scenes, the truth canvas letterboxed as one tile, trimmed to
+    `detector.input_size` (so the sizes vary, and tract builds a plan per size)."""
     rng = np.random.default_rng(seed)
     images = list_scene_images(data) if data is not None else []
     out = []

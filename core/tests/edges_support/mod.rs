@@ -4,7 +4,10 @@
 #![allow(dead_code)]
 
 use image::{Rgb, RgbImage};
-use netron_ocr_core::edges::{Element, ElementKind, Label, RecoveredEdge};
+use netron_ocr_core::edges::{
+    recover_edges, EdgeError, EdgeParams, EdgeResult, Element, ElementKind, Label, RecoveredEdge,
+};
+use netron_ocr_core::graph::Direction;
 use netron_ocr_core::graph::{BBox, Point};
 
 /// Colours of one theme.
@@ -240,6 +243,19 @@ impl Scene {
             0.0,
             self.image.width() as f32,
             self.image.height() as f32,
+        )
+    }
+
+    /// `recover_edges` on the whole scene (its image, [`Scene::region`], elements and labels) with the
+    /// default parameters.
+    pub fn recover(&self, direction: Direction) -> Result<EdgeResult, EdgeError> {
+        recover_edges(
+            &self.image,
+            self.region(),
+            &self.elements,
+            &self.labels,
+            direction,
+            &EdgeParams::default(),
         )
     }
 }

@@ -1,7 +1,8 @@
-//! Synthetic Netron-like screens and the degradations the quality tests sweep over.
+//! Synthetic Netron-like screens, the degradations the quality tests sweep over, and the glare sweep itself.
 #![allow(dead_code)]
 
 use image::{Rgb, RgbImage};
+use netron_ocr_core::quality::{assess_rgb, FrameQuality, Hint, QualityParams};
 
 /// Deterministic xorshift64* generator.
 pub struct Rng(u64);
@@ -258,6 +259,50 @@ pub fn glare(img: &RgbImage, cx: f32, cy: f32, sigma: f32, strength: f32) -> Rgb
         for v in p.0.iter_mut() {
             *v = (f32::from(*v) + add).round().clamp(0.0, 255.0) as u8;
         }
+    }
+    out
+}
+
+/// Prints one assessment to stderr (run with `--nocapture` to see the sweeps).
+pub fn show(label: &str, q: &FrameQuality) {
+    eprintln!(
+        "{label:28} accept={:5} score={:.3} sharp={:.3} glare={:.4} content={:.3} low={:.3} high={:.3} mean={:.3} \
+         clip_b={:.3} stab={:?} {:?}",
+        q.accept, q.score, q.sharpness, q.glare, q.content, q.exposure.content_low, q.exposure.content_high,
+        q.exposure.mean, q.exposure.clipped_bright, q.stability, q.hints
+    );
+}
+
+/// Reflection sizes of [`glare_sweep`]: the Gaussian sigma in px, 0 for no reflection.
+pub const GLARE_SIGMAS: [f32; 6] = [0.0, 40.0, 80.0, 120.0, 180.0, 260.0];
+
+/// `img` under a growing reflection centred at `centre` ([`glare`] with each of [`GLARE_SIGMAS`] and `strength`):
+/// per step the glare score and whether [`Hint::ReduceGlare`] is given. Asserts that the score never falls as the
+/// reflection grows.
+pub fn glare_sweep(
+    name: &str,
+    img: &RgbImage,
+    centre: (f32, f32),
+    strength: f32,
+    p: &QualityParams,
+) -> Vec<(f32, bool)> {
+    let mut prev = -1.0f32;
+    let mut out = Vec::new();
+    for sigma in GLARE_SIGMAS {
+        let g = if sigma == 0.0 {
+            img.clone()
+        } else {
+            glare(img, centre.0, centre.1, sigma, strength)
+        };
+        let q = assess_rgb(&g, p);
+        show(&format!("{name} glare sigma={sigma}"), &q);
+        assert!(
+            q.glare >= prev,
+            "{name}: glare fell from {prev} to {} at sigma {sigma}",
+            q.glare
+        );
+        prev = q.glare;
+        out.push((q.glare, q.hints.contains(&Hint::ReduceGlare)));
     }
     out
 }

@@ -148,10 +148,10 @@ def test_ocr_padding_uses_border_mean():
     crop = np.full((48, 100), 200, np.uint8)
     crop[10:38, 10:90] = 0
     x = ocr.to_ocr_tensor([crop]).numpy()
-    assert x.shape == (1, 1, 48, 160)
+    assert x.shape == (1, 1, ocr.OCR_H, ocr.OCR_W)
     assert np.allclose(x[0, 0, :, 100:], 200 / 127.5 - 1.0)
     assert np.allclose(x[0, 0, 20, 20], -1.0)
-    assert ocr.output_width(1000, 10) == 160 and ocr.output_width(10, 48) == 10 and ocr.output_width(0.1, 48) == 1
+    assert ocr.output_width(1000, 10) == ocr.OCR_W and ocr.output_width(10, 48) == 10 and ocr.output_width(0.1, 48) == 1
     with pytest.raises(ValueError):
         ocr.to_ocr_tensor([np.zeros((40, 10), np.uint8)])
 
@@ -183,11 +183,16 @@ def test_synthetic_text_renders_every_kind():
     rng = np.random.default_rng(1)
     for _ in range(10):
         img, text, kind = ocr.synthetic_sample(rng, ["1×8×56×56"])
-        assert img.dtype == np.uint8 and img.shape[0] == 48 and 1 <= img.shape[1] <= 160
+        assert img.dtype == np.uint8 and img.shape[0] == 48 and 1 <= img.shape[1] <= ocr.OCR_W
         assert ocr.load_alphabet().covers(text) and 0 < len(text) <= 32 and kind in ocr.KINDS
     assert all(len(text_synth.random_shape(rng)) <= 16 for _ in range(200))
-    m = text_synth.mutate_digits("1×8×56×56", rng)
-    assert m != "1×8×56×56" and sum(a != b for a, b in zip(m, "1×8×56×56")) <= len(m)
+    # One digit changed, inserted or deleted (a deletion that would empty a dim leaves the text as it is).
+    base = "1×8×56×56"
+    mutated = [text_synth.mutate_digits(base, np.random.default_rng(k)) for k in range(20)]
+    assert sum(m != base for m in mutated) >= 10
+    for m in mutated:
+        assert abs(len(m) - len(base)) <= 1 and m.split("×")[0] and m.count("×") == base.count("×")
+        assert len(m) != len(base) or sum(a != b for a, b in zip(m, base)) <= 1
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -255,6 +260,33 @@ def test_ocr_train_export(dataset, tmp_path):
     assert report["n"] > 0 and set(report["onnx_fp16"]["per_kind"]) == {"shape"}
 
 
+def test_run_start_resumes_then_inits_then_starts_new(tmp_path):
+    ckpt = tmp_path / "init.pt"
+    torch.save({"config": {"hidden": 1}, "model": {"w": torch.ones(2)}, "step": 5}, ckpt)
+    new = lambda: {"hidden": 3}  # noqa: E731
+    assert common.run_start({"config": {"hidden": 2}}, ckpt, new) == ({"hidden": 2}, None)
+    config, weights = common.run_start(None, ckpt, new)
+    assert config == {"hidden": 1} and list(weights) == ["w"] and torch.equal(weights["w"], torch.ones(2))
+    assert common.run_start(None, None, new) == ({"hidden": 3}, None)
+
+
+@pytest.mark.parametrize("trainer", [classifier, ocr], ids=["classifier", "ocr"])
+def test_init_starts_a_new_run_from_a_checkpoint(trainer, dataset, tmp_path):
+    """--init takes the checkpoint's config (not the flags') and weights, with a fresh optimizer at step 0."""
+    base = ["--data", str(dataset), "--cache", str(tmp_path / "cache"), "--batch", "4", "--warmup", "1"]
+    if trainer is classifier:
+        base.append("--no-calibrate")
+    first, second = tmp_path / "a", tmp_path / "b"
+    assert trainer.main(base + ["--out", str(first), "--steps", "1", "--eval-every", "1", "--hidden", "24"]) == 0
+    assert trainer.main(base + ["--out", str(second), "--init", str(first / "last.pt"), "--max-minutes", "0"]) == 0
+    a = torch.load(first / "last.pt", map_location="cpu", weights_only=False)
+    b = torch.load(second / "last.pt", map_location="cpu", weights_only=False)
+    assert a["step"] == 1 and b["step"] == 0 and not b["optimizer"]["state"]
+    assert b["config"] == a["config"] and b["config"]["hidden"] == 24
+    for k, v in a["model"].items():
+        assert torch.equal(v, b["model"][k]), k
+
+
 def test_one_ocr_step_lowers_loss_on_a_fixed_batch(alphabet):
     """A few optimizer steps on one fixed batch must reduce the CTC loss (the loss is wired to the model)."""
     torch.manual_seed(0)
@@ -269,7 +301,7 @@ def test_one_ocr_step_lowers_loss_on_a_fixed_batch(alphabet):
     losses = []
     for _ in range(6):
         lp = model(x).log_softmax(2).transpose(0, 1)
-        loss = torch.nn.functional.ctc_loss(lp, flat, torch.full((8,), 40), lengths, zero_infinity=True)
+        loss = torch.nn.functional.ctc_loss(lp, flat, torch.full((8,), ocr.TIME_STEPS), lengths, zero_infinity=True)
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -167,17 +167,43 @@ def test_cropper_eval_counts_misses(dataset, cache_root):
 # Detector targets, post-processing, metrics
 
 
-def test_detector_targets_postprocess_round_trip():
-    boxes = np.array([[10.0, 20.0, 110.0, 44.0], [200.0, 300.0, 236.0, 306.0], [50.5, 400.0, 130.0, 420.0]])
-    classes = np.array([0, 1, 2])
-    t = detector.build_targets(boxes, classes)
-    assert t["mask"].sum() == 3 and t["heat"].max() == 1.0
+@pytest.mark.parametrize("grid", [(128, 128), (112, 72), (8, 128)])
+def test_detector_targets_postprocess_round_trip(grid):
+    rows, cols = grid
+    # Boxes inside a cols·4 × rows·4 input; the last one touches the bottom-right corner of the grid.
+    boxes = np.array([[10.0, 4.0, 110.0, 28.0], [200.0, 8.0, 236.0, 14.0], [50.5, 12.0, 130.0, 30.0],
+                      [cols * 4 - 30.0, rows * 4 - 10.0, cols * 4 - 2.0, rows * 4 - 2.0]])
+    boxes = boxes[boxes[:, 2] <= cols * 4]
+    classes = np.array([0, 1, 2, 3])[:len(boxes)]
+    t = detector.build_targets(boxes, classes, grid=grid)
+    assert t["heat"].shape == (4, rows, cols) and t["size"].shape == (2, rows, cols)
+    assert t["mask"].sum() == len(boxes) and t["heat"].max() == 1.0
     heat = np.where(t["heat"] >= 1.0, 6.0, -6.0) + t["heat"]  # peaks only at centre cells
     got, scores, cls = detector.postprocess(heat, t["size"], t["offset"])
-    assert len(got) == 3
+    assert len(got) == len(boxes)
     for b, c in zip(boxes, classes):
         k = int(np.flatnonzero(cls == c)[0])
         assert common.box_iou(got[k], b) > 0.99
+
+
+def test_trimmed_and_square_grids_decode_alike():
+    """The same outputs on the top-left of a 128×128 grid and on a trimmed 80×128 grid give the same detections
+    (row-major indexing on the real width; the padding only adds cells below)."""
+    rng = np.random.default_rng(0)
+    rows, cols = 80, 128
+    heat = rng.normal(-4, 2, (4, rows, cols)).astype(np.float32)
+    size = rng.normal(3, 1, (2, rows, cols)).astype(np.float32)
+    offset = rng.uniform(0, 1, (2, rows, cols)).astype(np.float32)
+    sq = [np.full((c, 128, 128), v, np.float32) for c, v in ((4, -9.0), (2, 0.0), (2, 0.5))]
+    for full, part in zip(sq, (heat, size, offset)):
+        full[:, :rows] = part
+    lb = detector.Letterbox((0.0, 0.0, 900.0, 500.0), *detector.letterbox_size(900.0, 500.0))
+    assert detector.input_size(lb.tw, lb.th) == (cols * 4, rows * 4)
+    a = detector.postprocess(heat, size, offset, lb)
+    b = detector.postprocess(*sq, lb)
+    assert len(a[0]) > 10
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_nms_is_classwise():
@@ -189,12 +215,43 @@ def test_nms_is_classwise():
 def test_letterbox_mapping():
     im = Image.fromarray(np.zeros((300, 1000, 3), np.uint8))
     arr, lb = detector.letterbox(im, (100.0, 50.0, 900.0, 250.0))
-    assert (lb.tw, lb.th) == (512, 128) and arr.shape == (512, 512, 3)
+    assert (lb.tw, lb.th) == (512, 128) and arr.shape == (160, 512, 3)  # trimmed: 128 + 32
     src = np.array([[100.0, 50.0, 900.0, 250.0]])
     np.testing.assert_allclose(lb.to_source(lb.to_input(src)), src)
     np.testing.assert_allclose(lb.to_input(src), [[0, 0, 512, 128]])
-    x = detector.to_detector_tensor([arr + 200], [lb])
+    sq, lb_sq = detector.letterbox(im, (100.0, 50.0, 900.0, 250.0), square=True)
+    assert lb_sq == lb and sq.shape == (512, 512, 3)
+    x = detector.to_detector_tensor([sq + 200], [lb])
     assert float(x[0, :, 128:].abs().max()) == 0.0 and float(x[0, :, :128].abs().min()) > 0
+
+
+def test_trimmed_input_is_the_top_left_of_the_square_one():
+    rng = np.random.default_rng(0)
+    im = Image.fromarray(rng.integers(0, 256, (170, 300, 3), dtype=np.uint8))
+    crop = (10.5, 4.25, 290.0, 160.0)
+    arr, lb = detector.letterbox(im, crop)
+    sq, _ = detector.letterbox(im, crop, square=True)
+    assert (lb.tw, lb.th) == (512, 285) and arr.shape == (320, 512, 3)
+    x = detector.to_detector_tensor([arr + 1], [lb])
+    xs = detector.to_detector_tensor([sq + 1], [lb])
+    assert x.shape == (1, 3, 320, 512)
+    assert torch.equal(x, xs[:, :, :320])
+    assert float(xs[0, :, 285:].abs().max()) == 0.0 and float(x[0, :, :285].abs().min()) > 0
+
+
+def test_input_size():
+    # content + 32, rounded up to a multiple of 32, at most 512
+    assert [detector.input_size(512, t) for t in (1, 31, 32, 33, 288, 479, 480, 511, 512)] == [
+        (512, 64), (512, 64), (512, 64), (512, 96), (512, 320), (512, 512), (512, 512), (512, 512), (512, 512)]
+    assert detector.input_size(341, 512) == (384, 512)
+    assert detector.input_size(341, 20, square=True) == (512, 512)
+
+
+def test_shape_batches():
+    shapes = [(1,), (1,), (2,), (2,), (2,), (1,), (3,)]
+    runs = eval_detector.shape_batches(shapes, batch=2)
+    assert [list(r) for r in runs] == [[0, 1], [2, 3], [4], [5], [6]]
+    assert eval_detector.shape_batches([], 4) == []
 
 
 @pytest.mark.parametrize("crop", [(10.0, 20.0, 1010.0, 1020.0), (5.0, 0.0, 205.0, 2000.0), (0.0, 3.0, 2500.0, 403.0),
@@ -330,6 +387,9 @@ def test_detector_train_step_export_and_warm_start(dataset, cache_root, tmp_path
     x = batch["image"][:1].numpy()
     ref = ort(x)
     assert ref["heatmap"].shape == (1, 4, 128, 128) and ref["size"].shape == (1, 2, 128, 128)
+    # Height and width are dynamic: a trimmed input runs, with outputs at H/4 × W/4.
+    trimmed = ort(np.ascontiguousarray(x[:, :, :224, :352]))
+    assert trimmed["heatmap"].shape == (1, 4, 56, 88) and trimmed["offset"].shape == (1, 2, 56, 88)
     fresh = detector.build_model()
     common.warm_start_from_onnx(fresh, out, torch.zeros(1, 3, 64, 64))
     got = common.TorchRunner(fresh, detector.OUTPUT_NAMES)(x)
@@ -355,6 +415,26 @@ def test_window_batches_are_slices_of_the_whole_input(dataset, cache_root):
         j, i = hits[0]
         for k in ("heat", "size", "offset", "mask"):
             assert torch.equal(whole[k][n, ..., j // 4:j // 4 + 32, i // 4:i // 4 + 32], part[k][n]), k
+
+
+def test_context_crops_reach_beyond_the_jitter(dataset, cache_root):
+    images, _ = common.split_scene_images(common.list_scene_images(dataset))
+    data = detector.DetectorData(images[:2], common.DiskCache(cache_root / "detector-ctx"), context_prob=1.0)
+    rng = np.random.default_rng(3)
+    beyond = 0
+    for n in range(2):
+        t = data.truths[n]
+        _, meta = data.cached(n)
+        assert list(meta["region"]) == pytest.approx(list(detector.padded_canvas(t, detector.CONTEXT_MAX)))
+        jx0, jy0, jx1, jy1 = detector.padded_canvas(t, detector.JITTER_MAX)
+        for _ in range(12):
+            img, lb, boxes, classes = data.sample(n, rng, augment=True)
+            x0, y0, x1, y1 = lb.crop
+            beyond += x0 < jx0 - 1 or y0 < jy0 - 1 or x1 > jx1 + 1 or y1 > jy1 + 1
+            # Targets stay inside the letterboxed content.
+            if len(boxes):
+                assert boxes[:, 0].min() >= -1 and boxes[:, 2].max() <= lb.tw + 1
+    assert beyond > 0, "no context crop went beyond the ordinary jitter"
 
 
 def test_init_starts_a_new_run_from_a_checkpoint(dataset, cache_root, tmp_path):
@@ -398,11 +478,11 @@ def test_detector_command_runs(dataset, cache_root, tmp_path):
 
 
 def _oracle(data: eval_detector.EvalSet):
-    """A `predict` that returns perfect detector outputs built from each tile's ground truth (same order as
-    `eval_detector.detect` feeds tiles)."""
+    """A `predict` that returns perfect detector outputs built from each tile's ground truth on that tile's grid
+    (same order as `eval_detector.detect` feeds tiles)."""
     queue = []
     for it in data.items:
-        for tile, lb in zip(it.tiles, it.lbs):
+        for tile, lb, img in zip(it.tiles, it.lbs, it.images):
             boxes, classes = [], []
             for box, cls in zip(it.gt_boxes, it.gt_classes):
                 v = [max(box[0], tile.box[0]), max(box[1], tile.box[1]), min(box[2], tile.box[2]),
@@ -411,7 +491,8 @@ def _oracle(data: eval_detector.EvalSet):
                         (box[2] - box[0]) * (box[3] - box[1])):
                     boxes.append(v)
                     classes.append(cls)
-            t = detector.build_targets(lb.to_input(np.array(boxes).reshape(-1, 4)), np.array(classes, np.int64))
+            t = detector.build_targets(lb.to_input(np.array(boxes).reshape(-1, 4)), np.array(classes, np.int64),
+                                       grid=(img.shape[0] // detector.STRIDE, img.shape[1] // detector.STRIDE))
             queue.append({"heatmap": np.where(t["heat"] >= 1.0, 6.0, -6.0) + t["heat"], "size": t["size"],
                           "offset": t["offset"]})
 
@@ -419,13 +500,18 @@ def _oracle(data: eval_detector.EvalSet):
         n = x.shape[0]
         out = queue[:n]
         del queue[:n]
+        assert all(o["heatmap"].shape[1:] == (x.shape[2] // 4, x.shape[3] // 4) for o in out)
         return {k: np.stack([o[k] for o in out]) for k in ("heatmap", "size", "offset")}
 
     return predict
 
 
-def test_detector_eval_with_oracle_outputs_is_perfect(dataset):
+@pytest.mark.parametrize("square", [False, True])
+def test_detector_eval_with_oracle_outputs_is_perfect(dataset, square):
     images = common.list_scene_images(dataset)[:6]
-    data = eval_detector.EvalSet.from_images(images)
+    data = eval_detector.EvalSet.from_images(images, square=square)
+    shapes = {img.shape for it in data.items for img in it.images}
+    assert (shapes == {(512, 512, 3)}) if square else all(h <= 512 and w <= 512 and h % 32 == 0 and w % 32 == 0
+                                                          for h, w, _ in shapes)
     s = eval_detector.summary(eval_detector.evaluate(_oracle(data), data, batch=4))
     assert s["all/mean_f1"] > 0.95, s

@@ -1,0 +1,88 @@
+//! The committed files the model and pipeline tests run on: the repository's `models/` and the fixture scenes
+//! `tests/fixtures/scenes/00000k.{shot.png,photo.jpg}` (k = 0..3) with their truth `00000k.{shot,photo}.json`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use image::RgbImage;
+use netron_ocr_core::frame;
+use netron_ocr_core::graph::GraphJson;
+use netron_ocr_core::models::{Model, ModelKind};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The committed models, `models/`.
+pub fn models_dir() -> PathBuf {
+    repo().join("models")
+}
+
+/// The committed `models/<kind>.onnx`, checked against the manifest.
+pub fn model(kind: ModelKind) -> Model {
+    Model::from_dir(kind, &models_dir()).unwrap_or_else(|e| panic!("{}: {e}", kind.file_name()))
+}
+
+/// `tests/fixtures/scenes/`.
+pub fn scenes_dir() -> PathBuf {
+    repo().join("tests/fixtures/scenes")
+}
+
+/// The truth graph of the file `name` in [`scenes_dir`] (e.g. `000001.photo.json`).
+pub fn truth(name: &str) -> GraphJson {
+    read_truth(&scenes_dir().join(name))
+}
+
+fn read_truth(path: &Path) -> GraphJson {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    GraphJson::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// One fixture scene image with its truth.
+pub struct FixtureScene {
+    /// `00000k.shot` or `00000k.photo`.
+    pub name: String,
+    /// `shot` (a screenshot, PNG) or `photo` (a simulated camera photo, JPEG).
+    pub kind: &'static str,
+    pub image_path: PathBuf,
+    pub truth_path: PathBuf,
+}
+
+impl FixtureScene {
+    /// The truth graph.
+    pub fn truth(&self) -> GraphJson {
+        read_truth(&self.truth_path)
+    }
+
+    /// The decoded, upright image.
+    pub fn image(&self) -> RgbImage {
+        frame::decode_file(&self.image_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", self.image_path.display()))
+    }
+}
+
+/// The 8 fixture scenes: for k = 0..3 the screenshot, then the photo. Panics when a file is missing.
+pub fn scenes() -> Vec<FixtureScene> {
+    let dir = scenes_dir();
+    let mut out = Vec::new();
+    for k in 0..4 {
+        for (kind, ext) in [("shot", "png"), ("photo", "jpg")] {
+            let name = format!("{k:06}.{kind}");
+            let scene = FixtureScene {
+                image_path: dir.join(format!("{name}.{ext}")),
+                truth_path: dir.join(format!("{name}.json")),
+                name,
+                kind,
+            };
+            assert!(
+                scene.image_path.is_file() && scene.truth_path.is_file(),
+                "missing fixture {}",
+                scene.name
+            );
+            out.push(scene);
+        }
+    }
+    out
+}
