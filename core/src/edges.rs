@@ -44,7 +44,7 @@
 //!
 //! Every traced edge's confidence is the share of its traced length that was on ink (gaps count against it, coasting
 //! across label boxes does not), times a penalty for an unusual exit side. [`EdgeDebug`] holds an overlay of the
-//! ink, the masks, the terminals and the traces. `docs/edges.md` has the measured accuracy.
+//! ink, the masks, the terminals and the traces. `models/METRICS.md` has the measured accuracy.
 
 use std::collections::HashSet;
 
