@@ -108,18 +108,6 @@ fn pick_scenes() -> Vec<(usize, Scene)> {
         .collect()
 }
 
-fn padded_canvas(g: &GraphJson) -> BBox {
-    let b = g.canvas.bbox;
-    let (w, h) = (b.width(), b.height());
-    let (iw, ih) = (g.image.width as f32, g.image.height as f32);
-    BBox::new(
-        (b.x0 - 0.04 * w).max(0.0),
-        (b.y0 - 0.04 * h).max(0.0),
-        (b.x1 + 0.04 * w).min(iw),
-        (b.y1 + 0.04 * h).min(ih),
-    )
-}
-
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -173,7 +161,7 @@ fn benches(c: &mut Criterion) {
                 .map(|p| p.bbox),
         )
         .collect();
-    let crop = padded_canvas(&mid.truth);
+    let crop = mid.truth.padded_canvas(0.04);
     println!(
         "stage inputs ({}): {} title boxes, {} text boxes, crop {:?}",
         mid.path.display(),

@@ -205,15 +205,8 @@ fn stages(reps: usize, photo: &str, truth: &str) -> TractResult<()> {
     })?;
     println!("crop: preprocess {c:.1} ms, model {m:.1} ms");
 
-    let b = g.canvas.bbox;
-    let (w, h) = (b.width(), b.height());
-    let canvas = [
-        (b.x0 - 0.04 * w).max(0.0),
-        (b.y0 - 0.04 * h).max(0.0),
-        (b.x1 + 0.04 * w).min(image.width() as f32),
-        (b.y1 + 0.04 * h).min(image.height() as f32),
-    ]
-    .map(f64::from);
+    let b = g.padded_canvas(0.04);
+    let canvas = [b.x0, b.y0, b.x1, b.y1].map(f64::from);
     let tiles = detect::tiles_for_crop(canvas, &detect::DetectParams::default());
     let mut total = [0f64; 2];
     for t in &tiles {

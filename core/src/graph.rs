@@ -422,6 +422,19 @@ impl GraphJson {
         serde_json::to_string_pretty(self).map_err(GraphError::Write)
     }
 
+    /// The canvas box grown by `pad` × its width / height on every side, clipped to the image: the crop the
+    /// detector is run on with truth crops (`pad` 0.04, the cropper's padding; Python `detector.padded_canvas`).
+    pub fn padded_canvas(&self, pad: f32) -> BBox {
+        let b = self.canvas.bbox;
+        let (w, h) = (b.width(), b.height());
+        BBox::new(
+            (b.x0 - pad * w).max(0.0),
+            (b.y0 - pad * h).max(0.0),
+            (b.x1 + pad * w).min(self.image.width as f32),
+            (b.y1 + pad * h).min(self.image.height as f32),
+        )
+    }
+
     /// What `id` names in this graph (first match), if anything.
     pub fn kind_of(&self, id: &str) -> Option<ElementKind> {
         if self.nodes.iter().any(|n| n.id == id) {

@@ -429,23 +429,16 @@ impl Model {
     pub fn run_any_size(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
         let shape = input.shape();
         let c = self.kind.input_chw()[0];
-        let [1, ch, h, w] = *shape else {
-            return Err(ScanError::Inference {
-                stage: self.kind.name(),
-                message: format!("input shape {shape:?}, expected [1, {c}, H, W]"),
-            });
+        let (h, w) = match *shape {
+            [1, ch, h, w] if ch == c => (h, w),
+            _ => {
+                return Err(ScanError::Inference {
+                    stage: self.kind.name(),
+                    message: format!("input shape {shape:?}, expected [1, {c}, H, W]"),
+                })
+            }
         };
-        if ch != c {
-            return Err(ScanError::Inference {
-                stage: self.kind.name(),
-                message: format!("input shape {shape:?}, expected [1, {c}, H, W]"),
-            });
-        }
-        let plan = self.plan_for(h, w)?;
-        let outputs = plan
-            .run(tvec!(input.into_tvalue()))
-            .map_err(|e| ScanError::inference(self.kind.name(), e))?;
-        self.ordered(outputs)
+        self.run_on(&self.plan_for(h, w)?, input)
     }
 
     /// Runs the model on one input tensor (shape `[N, C, H, W]`, see the module table; `N` must be 1 for the
@@ -531,8 +524,16 @@ impl Model {
     /// Runs one checked `[1, C, H, W]` input. `plan.run` makes a fresh state for every call: a reused state
     /// carries the OCR's recurrent (Scan) state over to the next item and changes its answer.
     fn run_item(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
-        let outputs = self
-            .plan
+        self.run_on(&self.plan, input)
+    }
+
+    /// Runs `input` on `plan` (a fresh state) and orders the outputs.
+    fn run_on(
+        &self,
+        plan: &Arc<TypedRunnableModel>,
+        input: Tensor,
+    ) -> Result<Vec<Tensor>, ScanError> {
+        let outputs = plan
             .run(tvec!(input.into_tvalue()))
             .map_err(|e| ScanError::inference(self.kind.name(), e))?;
         self.ordered(outputs)

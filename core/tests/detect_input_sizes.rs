@@ -1,23 +1,18 @@
 //! The detector on inputs trimmed to the letterboxed content (issue #6): plans per input shape, shape checks,
 //! threads, and agreement with the 512 × 512 input it replaced.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use image::RgbImage;
 use netron_ocr_core::detect::{self, DetectParams, Detection, Detector, Letterbox};
 use netron_ocr_core::frame;
-use netron_ocr_core::graph::{BBox, GraphJson};
-use netron_ocr_core::models::{Model, ModelSet, HW_MULTIPLE, MAX_SHAPE_PLANS};
+use netron_ocr_core::models::{Model, ModelKind, ModelSet, HW_MULTIPLE, MAX_SHAPE_PLANS};
 use netron_ocr_core::ScanError;
 use tract_onnx::prelude::*;
 
-fn scenes_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scenes")
-}
+mod fixture_support;
 
 fn detector_model() -> Model {
-    ModelSet::bundled().expect("bundled models load").detector
+    fixture_support::model(ModelKind::Detector)
 }
 
 /// A deterministic input `[1, 3, h, w]`, values in [-2, 2].
@@ -152,7 +147,7 @@ fn threads_share_the_plans() {
 #[test]
 fn trimmed_heatmap_matches_the_square_one_far_from_the_edge() {
     let det = detector_model();
-    let image = frame::decode_file(&scenes_dir().join("000001.shot.png")).unwrap();
+    let image = frame::decode_file(&fixture_support::scenes_dir().join("000001.shot.png")).unwrap();
     let (w, h) = (image.width() as f64, image.height() as f64);
     // A landscape tile: content 512 × ~300.
     let lb = Letterbox::for_crop([0.0, h * 0.2, w, h * 0.2 + w * 0.58]);
@@ -183,22 +178,6 @@ fn trimmed_heatmap_matches_the_square_one_far_from_the_edge() {
     assert!(worst < 0.01, "{worst}");
 }
 
-fn truth_crop(truth: &GraphJson, image: &RgbImage) -> BBox {
-    let b = truth.canvas.bbox;
-    let (w, h) = (b.width(), b.height());
-    BBox {
-        x0: (b.x0 - 0.04 * w).max(0.0),
-        y0: (b.y0 - 0.04 * h).max(0.0),
-        x1: (b.x1 + 0.04 * w).min(image.width() as f32),
-        y1: (b.y1 + 0.04 * h).min(image.height() as f32),
-    }
-}
-
-fn iou(a: &BBox, b: &BBox) -> f64 {
-    let f = |v: &BBox| [v.x0, v.y0, v.x1, v.y1].map(f64::from);
-    detect::iou(&f(a), &f(b))
-}
-
 /// On every fixture scene, the trimmed detector finds what the 512 × 512 one found.
 #[test]
 fn trimmed_detections_agree_with_the_square_input() {
@@ -213,26 +192,22 @@ fn trimmed_detections_agree_with_the_square_input() {
     )
     .unwrap();
     let (mut total, mut matched, mut extra) = (0usize, 0usize, 0usize);
-    for k in 0..4 {
-        for (kind, ext) in [("shot", "png"), ("photo", "jpg")] {
-            let dir = scenes_dir();
-            let image = frame::decode_file(&dir.join(format!("{k:06}.{kind}.{ext}"))).unwrap();
-            let text = std::fs::read_to_string(dir.join(format!("{k:06}.{kind}.json"))).unwrap();
-            let crop = truth_crop(&GraphJson::from_json(&text).unwrap(), &image);
-            let (a, dbg) = trimmed.run_debug(&image, crop).unwrap();
-            let b: Vec<Detection> = square.run(&image, crop).unwrap();
-            assert!(dbg
-                .tiles
-                .iter()
-                .all(|t| t.letterbox.input_w % 32 == 0 && t.letterbox.input_h % 32 == 0));
-            let found = |xs: &[Detection], d: &Detection| {
-                xs.iter()
-                    .any(|x| x.class == d.class && iou(&x.bbox, &d.bbox) >= 0.5)
-            };
-            total += b.len();
-            matched += b.iter().filter(|d| found(&a, d)).count();
-            extra += a.iter().filter(|d| !found(&b, d)).count();
-        }
+    for scene in fixture_support::scenes() {
+        let image = scene.image();
+        let crop = scene.truth().padded_canvas(0.04);
+        let (a, dbg) = trimmed.run_debug(&image, crop).unwrap();
+        let b: Vec<Detection> = square.run(&image, crop).unwrap();
+        assert!(dbg
+            .tiles
+            .iter()
+            .all(|t| t.letterbox.input_w % 32 == 0 && t.letterbox.input_h % 32 == 0));
+        let found = |xs: &[Detection], d: &Detection| {
+            xs.iter()
+                .any(|x| x.class == d.class && x.bbox.iou(&d.bbox) >= 0.5)
+        };
+        total += b.len();
+        matched += b.iter().filter(|d| found(&a, d)).count();
+        extra += a.iter().filter(|d| !found(&b, d)).count();
     }
     println!(
         "square detections {total}: {matched} found by the trimmed input, {extra} trimmed-only"
