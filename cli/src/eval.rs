@@ -44,6 +44,9 @@ pub struct Args {
     /// Keep labels without a traced edge unbridged (measures what label bridging adds).
     #[arg(long)]
     no_label_bridges: bool,
+    /// Keep overlapping detections of different classes (measures what cross-class NMS adds).
+    #[arg(long)]
+    no_cross_class_nms: bool,
 }
 
 /// One image of the dataset with its truth file.
@@ -161,6 +164,9 @@ pub fn run(args: &Args) -> u8 {
     }
     let mut params = ScanParams::default();
     params.edges.bridge_labels = !args.no_label_bridges;
+    if args.no_cross_class_nms {
+        params.detect.cross_class_iou = f64::INFINITY;
+    }
     let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
         Err(e) => {

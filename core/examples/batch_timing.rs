@@ -4,6 +4,7 @@
 //!
 //!     cargo build --release --workspace --example batch_timing
 //!     nice -n 5 $CARGO_TARGET_DIR/release/examples/batch_timing [reps] [photo.jpg photo.json]
+//!     nice -n 5 $CARGO_TARGET_DIR/release/examples/batch_timing --model FILE.onnx C,H,W [reps]
 //!
 //! Run from the repository root. With a photo and its truth JSON, also splits each stage of the pipeline bench
 //! (`core/benches/pipeline.rs`, group `stage`) into preprocessing and model runs, using the library's plans; the
@@ -78,6 +79,16 @@ fn time(reps: usize, mut f: impl FnMut() -> TractResult<()>) -> TractResult<(f64
 }
 
 fn main() -> TractResult<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, file, chw, rest @ ..] = args.as_slice() {
+        if flag == "--model" {
+            return one_model(
+                file,
+                chw,
+                rest.first().and_then(|s| s.parse().ok()).unwrap_or(5),
+            );
+        }
+    }
     let reps: usize = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
@@ -116,10 +127,25 @@ fn main() -> TractResult<()> {
         println!("{file} 512² tile: cpu {c:7.1} ms/run (wall {w:.1})");
     }
     detector_sizes(reps)?;
-    let args: Vec<String> = std::env::args().collect();
     if let [_, _, photo, truth, ..] = args.as_slice() {
         stages(reps, photo, truth)?;
     }
+    Ok(())
+}
+
+/// One ONNX file with a batch-1 plan for `[1, C, H, W]` (`chw` = "C,H,W"), zero input: plan build time and the
+/// run's CPU time (comparing variants of a model, e.g. one op replaced by another).
+fn one_model(file: &str, chw: &str, reps: usize) -> TractResult<()> {
+    let dims: Vec<usize> = chw.split(',').filter_map(|d| d.parse().ok()).collect();
+    let [c, h, w] = dims[..] else {
+        return Err(TractError::msg(format!("shape must be C,H,W, got {chw}")));
+    };
+    let t0 = Instant::now();
+    let p = plan(file, [c, h, w], Some(1))?;
+    let build = t0.elapsed().as_secs_f64() * 1e3;
+    let x = Tensor::zero::<f32>(&[1, c, h, w])?;
+    let (cpu, wall) = time(reps, || p.run(tvec!(x.clone().into_tvalue())).map(drop))?;
+    println!("{file} [1,{c},{h},{w}]: plan {build:.0} ms, run cpu {cpu:.1} ms (wall {wall:.1})");
     Ok(())
 }
 

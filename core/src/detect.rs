@@ -25,6 +25,8 @@
 //!    decode and back-projection are the same as with the square input; only the outputs near the trimmed edge
 //!    change (the network's zero padding at every stride now starts there).
 //! 5. Tiles merged ([`merge_tiles`]): each tile keeps detections centred in its core, then NMS again.
+//! 6. Cross-class NMS ([`cross_class_nms`], [`DetectParams::cross_class_iou`]): of two boxes of different classes
+//!    on the same place, the lower-scored one goes.
 
 use image::RgbImage;
 use thiserror::Error;
@@ -131,6 +133,10 @@ pub struct DetectParams {
     pub top_k: usize,
     /// Same-class boxes overlapping a kept box by more than this IoU are dropped.
     pub nms_iou: f64,
+    /// After the tiles are merged, a box overlapping a higher-scored box of *another* class by more than this
+    /// IoU is dropped too ([`cross_class_nms`]): one place on the canvas is one thing (a node card is not also
+    /// a graph output). `> 1` disables it.
+    pub cross_class_iou: f64,
     /// Split elongated crops into tiles (as the Python evaluation and pipeline do).
     pub tiles: bool,
     /// Tile length floor, source px.
@@ -153,6 +159,7 @@ impl Default for DetectParams {
             score_threshold: 0.3,
             top_k: 300,
             nms_iou: 0.5,
+            cross_class_iou: 0.5,
             tiles: true,
             tile_min: 512.0,
             tile_aspect: 1.5,
@@ -361,11 +368,24 @@ pub struct RawDetection {
 
 /// Class-wise greedy NMS over detections sorted by descending score; returns the kept ones in order.
 pub fn nms(dets: &[RawDetection], iou_max: f64) -> Vec<RawDetection> {
+    greedy_nms(dets, iou_max, true)
+}
+
+/// Greedy NMS across classes over detections sorted by descending score: a box is dropped when it overlaps a
+/// kept box of another class by more than `iou_max` (same-class overlaps are [`nms`]'s business and are kept
+/// here). Returns the kept ones in order.
+pub fn cross_class_nms(dets: &[RawDetection], iou_max: f64) -> Vec<RawDetection> {
+    greedy_nms(dets, iou_max, false)
+}
+
+/// Keeps a detection unless it overlaps (IoU > `iou_max`) a kept one of the same class (`same_class`) or of
+/// another class (`!same_class`).
+fn greedy_nms(dets: &[RawDetection], iou_max: f64, same_class: bool) -> Vec<RawDetection> {
     let mut keep: Vec<RawDetection> = Vec::new();
     for d in dets {
         if !keep
             .iter()
-            .any(|k| k.class == d.class && iou(&k.bbox, &d.bbox) > iou_max)
+            .any(|k| (k.class == d.class) == same_class && iou(&k.bbox, &d.bbox) > iou_max)
         {
             keep.push(*d);
         }
@@ -643,6 +663,7 @@ impl Detector {
         } else {
             merge_tiles(&per_tile, &tiles, &c, self.params.nms_iou)
         };
+        let merged = cross_class_nms(&merged, self.params.cross_class_iou);
         let out = merged
             .iter()
             .filter_map(|d| {
@@ -862,6 +883,38 @@ mod tests {
             score: 0.7,
         };
         assert_eq!(nms(&[a, b, c], 0.5), vec![a, c]);
+    }
+
+    #[test]
+    fn cross_class_nms_drops_the_weaker_of_two_classes_in_one_place() {
+        let node = RawDetection {
+            class: 0,
+            bbox: [0.0, 0.0, 10.0, 10.0],
+            score: 0.9,
+        };
+        let same_class = RawDetection {
+            class: 0,
+            bbox: [1.0, 0.0, 11.0, 10.0],
+            score: 0.85,
+        };
+        let output_on_it = RawDetection {
+            class: 3,
+            bbox: [1.0, 0.0, 11.0, 10.0],
+            score: 0.8,
+        };
+        let output_apart = RawDetection {
+            class: 3,
+            bbox: [6.0, 0.0, 16.0, 10.0],
+            score: 0.7,
+        };
+        assert_eq!(
+            cross_class_nms(&[node, same_class, output_on_it, output_apart], 0.5),
+            vec![node, same_class, output_apart]
+        );
+        assert_eq!(
+            cross_class_nms(&[node, output_on_it], 1.5),
+            vec![node, output_on_it]
+        );
     }
 
     #[test]

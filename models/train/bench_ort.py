@@ -10,7 +10,7 @@ Scene rule (identical to the Rust bench): photos of scene index < 1000 with shor
 the one whose truth node count is closest to 20 (ties: first by name). Stages timed (median of `--repeat` runs):
 - crop: `cropper.preprocess` + `to_input_tensor` + run + `cropper.decode`;
 - detect: tiles of the truth canvas padded by 4% (`detector.tiles_for_crop`), `letterbox` (input trimmed to
-  `detector.input_size`) + `to_detector_tensor` + run + `postprocess` per tile, `merge_tiles`;
+  `detector.input_size`) + `to_detector_tensor` + run + `postprocess` per tile, `merge_tiles`, `cross_class_nms`;
 - detect_square: the same with every tile padded to 512 × 512 (the input before issue #6; Rust
   `stage/detect_square`);
 - classify: `classifier.preprocess_title` on every truth title box, normalisation, one batched run, softmax;
@@ -108,7 +108,9 @@ def main(argv=None) -> int:
             arr, lb = detector.letterbox(pil, t.box, square=square)
             out = runners["detector"](detector.to_detector_tensor([arr], [lb]))
             per_tile.append(detector.postprocess(out["heatmap"][0], out["size"][0], out["offset"][0], lb))
-        return detector.merge_tiles(per_tile, tiles, canvas)
+        boxes, scores, classes = detector.merge_tiles(per_tile, tiles, canvas)
+        keep = detector.cross_class_nms(boxes, scores, classes)
+        return boxes[keep], scores[keep], classes[keep]
 
     mean = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
     std = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)

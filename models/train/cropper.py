@@ -290,6 +290,8 @@ def parse_args(argv=None):
                    help="steps between held-out evals (0: every epoch or every 500 steps, whichever is sooner)")
     p.add_argument("--eval-limit", type=int, default=400, help="at most this many held-out images per eval")
     p.add_argument("--warm-start", type=Path, default=None, help="an exported cropper .onnx to start from")
+    p.add_argument("--init", type=Path, default=None,
+                   help="a checkpoint (.pt) whose model weights start a new run (fresh optimizer and schedule)")
     p.add_argument("--cache", type=Path, default=None, help="input cache dir (default under ~/.cache)")
     p.add_argument("--cache-workers", type=int, default=1, help="processes that pre-decode images into the cache")
     p.add_argument("--cache-format", choices=DiskCache.FORMATS, default="png",
@@ -322,6 +324,9 @@ def main(argv=None) -> int:
         n = warm_start_from_onnx(model, args.warm_start, torch.zeros(1, 3, SIZE, SIZE))
         print(f"warm start: {n} convolutions from {args.warm_start}; BatchNorm frozen")
         prepare = freeze_batchnorm
+    if args.init is not None:
+        model.load_state_dict(torch.load(args.init, map_location="cpu", weights_only=False)["model"])
+        print(f"initialised from {args.init}")
 
     steps_per_epoch = max(1, len(train_data) // args.batch)
     total = int(round(args.epochs * steps_per_epoch))

@@ -76,6 +76,7 @@ OUTPUT_NAMES = ("heatmap", "size", "offset")
 SCORE_THRESHOLD = 0.3
 TOP_K = 300
 NMS_IOU = 0.5
+CROSS_CLASS_IOU = 0.5  # boxes of different classes overlapping more than this: the weaker goes
 # Cropper padding the detector's crop includes (eval with truth crops uses canvas.box expanded by this).
 CROP_PAD = 0.04
 # Training crops: each edge of the truth canvas box is pushed outward by U(JITTER_MIN, JITTER_MAX) × its size.
@@ -423,12 +424,24 @@ def postprocess(heatmap: np.ndarray, size: np.ndarray, offset: np.ndarray, lb: L
 
 def nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou: float) -> np.ndarray:
     """Class-wise greedy NMS over boxes already sorted by descending score; returns kept indices in order."""
+    return _greedy_nms(boxes, classes, iou, same_class=True)
+
+
+def cross_class_nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray,
+                    iou: float = CROSS_CLASS_IOU) -> np.ndarray:
+    """Greedy NMS across classes over boxes sorted by descending score: a box overlapping a kept box of another
+    class by more than `iou` goes (one place is one thing). Applied after `merge_tiles`, as the Rust pipeline
+    does (`detect::cross_class_nms`); returns kept indices in order."""
+    return _greedy_nms(boxes, classes, iou, same_class=False)
+
+
+def _greedy_nms(boxes: np.ndarray, classes: np.ndarray, iou: float, same_class: bool) -> np.ndarray:
     keep: list[int] = []
     area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
     for k in range(len(boxes)):
         ok = True
         for q in keep:
-            if classes[q] != classes[k]:
+            if (classes[q] == classes[k]) != same_class:
                 continue
             iw = min(boxes[k, 2], boxes[q, 2]) - max(boxes[k, 0], boxes[q, 0])
             ih = min(boxes[k, 3], boxes[q, 3]) - max(boxes[k, 1], boxes[q, 1])

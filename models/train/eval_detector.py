@@ -6,7 +6,7 @@
 
 Inputs are prepared exactly as at inference (full-resolution source image → crop → tiles (`detector.tiles_for_crop`)
 → `detector.letterbox` per tile, its input trimmed to ceil32(th) × ceil32(tw); detections merged by
-`detector.merge_tiles`; `--no-tiles` letterboxes the whole crop; `--square` pads every tile to 512 × 512 as before
+`detector.merge_tiles`, then `detector.cross_class_nms` (`--no-cross-class-nms` skips it); `--no-tiles` letterboxes the whole crop; `--square` pads every tile to 512 × 512 as before
 issue #6). Tiles run in batches of consecutive tiles with the same input shape. The crop is the truth canvas.box padded by 4% per edge, or, with `--cropper-onnx`, the cropper's decoded
 crop (end to end).
 Ground truth: element boxes clipped to the image and the crop, kept when ≥ 35% visible (`detector.gt_in_crop`).
@@ -48,6 +48,8 @@ from train.detector import (
     build_model,
     gt_in_crop,
     letterbox,
+    CROSS_CLASS_IOU,
+    cross_class_nms,
     merge_tiles,
     padded_canvas,
     postprocess,
@@ -176,9 +178,9 @@ def shape_batches(shapes: list[tuple[int, ...]], batch: int) -> list[range]:
     return out
 
 
-def detect(predict, data: EvalSet, batch: int = 8):
+def detect(predict, data: EvalSet, batch: int = 8, cross_class_iou: float = CROSS_CLASS_IOU):
     """Yield (item, boxes, scores, classes) per item: tiles run in order, in batches of consecutive tiles with the
-    same input shape (`shape_batches`), merged with `merge_tiles`."""
+    same input shape (`shape_batches`), merged with `merge_tiles`, then `cross_class_nms`."""
     flat = [(i, t) for i, it in enumerate(data.items) for t in range(len(it.tiles))]
     outputs: dict[int, list] = {}
     next_item = 0
@@ -192,14 +194,16 @@ def detect(predict, data: EvalSet, batch: int = 8):
                                                          it.lbs[t]))
         while next_item < len(data.items) and len(outputs.get(next_item, [])) == len(data.items[next_item].tiles):
             it = data.items[next_item]
-            yield (it, *merge_tiles(outputs.pop(next_item), it.tiles, it.crop))
+            boxes, scores, classes = merge_tiles(outputs.pop(next_item), it.tiles, it.crop)
+            keep = cross_class_nms(boxes, scores, classes, cross_class_iou)
+            yield it, boxes[keep], scores[keep], classes[keep]
             next_item += 1
 
 
-def evaluate(predict, data: EvalSet, batch: int = 8) -> list[dict]:
+def evaluate(predict, data: EvalSet, batch: int = 8, cross_class_iou: float = CROSS_CLASS_IOU) -> list[dict]:
     """Per image and class: counts (tp, pred, gt) and tiny-label counts."""
     results = []
-    for it, boxes, scores, classes in detect(predict, data, batch):
+    for it, boxes, scores, classes in detect(predict, data, batch, cross_class_iou):
         r = {"key": it.key, "kind": it.kind, "tiles": len(it.tiles), "per_class": {},
              "tiny": {"tp": 0, "pred": 0, "gt": 0}}
         for c, name in enumerate(CLASSES):
@@ -292,6 +296,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-tiles", action="store_true", help="letterbox the whole crop instead of tiling it")
     p.add_argument("--square", action="store_true",
                    help="pad every tile to 512×512 (the input before issue #6) instead of trimming it to its content")
+    p.add_argument("--no-cross-class-nms", action="store_true",
+                   help="keep overlapping boxes of different classes (measures what cross-class NMS adds)")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", type=Path, default=None)
@@ -310,7 +316,8 @@ def main(argv=None) -> int:
     crop_fn = cropper_crop_fn(args.cropper_onnx, args.threads) if args.cropper_onnx else None
     data = EvalSet.from_images(images, crop_fn, tiled=not args.no_tiles, square=args.square)
     with torch.no_grad():
-        results = evaluate(load_predictor(args.ckpt, args.onnx, args.threads), data)
+        results = evaluate(load_predictor(args.ckpt, args.onnx, args.threads), data,
+                           cross_class_iou=float("inf") if args.no_cross_class_nms else CROSS_CLASS_IOU)
     summ = summary(results)
     print_summary(summ)
     print(f"score {score(results):.4f}")

@@ -212,6 +212,14 @@ def test_nms_is_classwise():
     assert list(keep) == [0, 2]
 
 
+def test_cross_class_nms_drops_the_weaker_of_two_classes_in_one_place():
+    # node, same-class neighbour, an output on the node, an output apart (as the Rust test)
+    boxes = np.array([[0, 0, 10, 10], [1, 0, 11, 10], [1, 0, 11, 10], [6, 0, 16, 10.0]])
+    scores, classes = np.array([0.9, 0.85, 0.8, 0.7]), np.array([0, 0, 3, 3])
+    assert list(detector.cross_class_nms(boxes, scores, classes, 0.5)) == [0, 1, 3]
+    assert list(detector.cross_class_nms(boxes, scores, classes, 1.5)) == [0, 1, 2, 3]
+
+
 def test_letterbox_mapping():
     im = Image.fromarray(np.zeros((300, 1000, 3), np.uint8))
     arr, lb = detector.letterbox(im, (100.0, 50.0, 900.0, 250.0))
