@@ -29,6 +29,7 @@ from onnx import TensorProto, helper, numpy_helper
 # Prefix ends: the last node whose output name starts with one of these (in graph order).
 SEGMENTS = (("stem", "/stem/"), ("s4", "/s4/"), ("s8", "/s8/"), ("s16", "/s16/"), ("s32", "/s32/"),
             ("fpn16", "/smooth16/"), ("fpn8", "/smooth8/"), ("fpn4", "/smooth4/"), ("trunk", "/trunk/"))
+FEATURE_MAP = ["N", "C", "H", "W"]  # every cut is after a convolution, ReLU or addition: NCHW
 # (name, channels, side, group = channels for depthwise, kernel, stride) at a 512² input.
 SINGLE_OPS = (("depthwise 3x3, 64 ch, 128²", 64, 128, 64, 3, 1),
               ("pointwise 1x1, 64→64, 128²", 64, 128, 1, 1, 1),
@@ -37,7 +38,8 @@ SINGLE_OPS = (("depthwise 3x3, 64 ch, 128²", 64, 128, 64, 3, 1),
 
 
 def prefix_model(model: onnx.ModelProto, last_prefix: str) -> onnx.ModelProto:
-    """The graph cut after the last node whose output starts with `last_prefix`; that output is the only one."""
+    """The graph cut after the last node whose output starts with `last_prefix`; that output (a feature map) is the
+    only one, and only the initializers the kept nodes use remain."""
     nodes = list(model.graph.node)
     end = max(i for i, n in enumerate(nodes) if n.output[0].startswith(last_prefix))
     m = copy.deepcopy(model)
@@ -45,7 +47,7 @@ def prefix_model(model: onnx.ModelProto, last_prefix: str) -> onnx.ModelProto:
     del m.graph.node[:]
     m.graph.node.extend(keep)
     del m.graph.output[:]
-    m.graph.output.append(helper.make_tensor_value_info(keep[-1].output[0], TensorProto.FLOAT, None))
+    m.graph.output.append(helper.make_tensor_value_info(keep[-1].output[0], TensorProto.FLOAT, FEATURE_MAP))
     used = {x for n in keep for x in n.input}
     inits = [t for t in m.graph.initializer if t.name in used]
     del m.graph.initializer[:]
@@ -62,7 +64,7 @@ def single_conv(channels: int, side: int, group: int, kernel: int, stride: int) 
     relu = helper.make_node("Relu", ["y"], ["z"])
     graph = helper.make_graph(
         [conv, relu], "single_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, side, side])],
-        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, FEATURE_MAP)],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.zeros(channels, np.float32), "b")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
