@@ -47,6 +47,16 @@ pub struct Args {
     /// Keep overlapping detections of different classes (measures what cross-class NMS adds).
     #[arg(long)]
     no_cross_class_nms: bool,
+    /// Keep every detected input and output as a port, even when the classifier reads it as an operator
+    /// (measures what promoting such ports to nodes adds).
+    #[arg(long)]
+    no_port_promotion: bool,
+    /// Classifier probability from which a port box is taken to be a node card (default: the scanner's).
+    #[arg(long, value_name = "P")]
+    port_as_node_confidence: Option<f32>,
+    /// Keep inputs and outputs whose text reads as a shape as ports (measures what relabelling them adds).
+    #[arg(long)]
+    keep_shape_ports: bool,
 }
 
 /// One image of the dataset with its truth file.
@@ -167,6 +177,13 @@ pub fn run(args: &Args) -> u8 {
     if args.no_cross_class_nms {
         params.detect.cross_class_iou = f64::INFINITY;
     }
+    if let Some(p) = args.port_as_node_confidence {
+        params.port_as_node_confidence = Some(p);
+    }
+    if args.no_port_promotion {
+        params.port_as_node_confidence = None;
+    }
+    params.shape_text_ports_are_labels = !args.keep_shape_ports;
     let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
         Err(e) => {

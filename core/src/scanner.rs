@@ -7,9 +7,12 @@
 //!    (canvas = the cropper's box with its low confidence): nothing is invented;
 //! 3. detector ([`crate::detect`]) inside the crop: node cards, tensor labels, inputs, outputs. When no node
 //!    card reaches [`ScanParams::min_node_score`] the image is taken to show no graph (empty result);
-//! 4. title boxes ([`crate::classify::estimate_title_boxes`]) and operator classification, one batched run;
-//! 5. OCR ([`crate::read`]) of tensor labels, input and output pills, one batched run; shapes parsed from the
-//!    label texts ([`crate::graph::parse_shape_text`], inside assembly);
+//! 4. input and output boxes that the classifier reads as operators become node cards
+//!    ([`ScanParams::port_as_node_confidence`]); title boxes ([`crate::classify::estimate_title_boxes`]) and
+//!    operator classification, one batched run;
+//! 5. OCR ([`crate::read`]) of tensor labels, input and output pills, one batched run; a pill that reads as a
+//!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
+//!    ([`crate::graph::parse_shape_text`], inside assembly);
 //! 6. layout direction ([`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]) and assembly
 //!    ([`crate::assemble::assemble`]) into schema-v1 graph JSON;
 //! 7. graph evidence: fewer than [`ScanParams::min_elements`] nodes, inputs and outputs together and no edge is
@@ -34,7 +37,9 @@ use crate::detect::{DetClass, DetectDebug, DetectParams, Detection, Detector};
 use crate::edges::{self, EdgeParams, RecoveredEdge};
 use crate::error::ScanError;
 use crate::frame::{self, FrameInfo};
-use crate::graph::{BBox, Canvas, Direction, GraphJson, ImageSize};
+use crate::graph::{
+    parse_shape_text, BBox, Canvas, Direction, GraphJson, ImageSize, DIM_SEPARATOR,
+};
 use crate::models::ModelSet;
 use crate::quality::{self, FrameQuality, QualityParams};
 use crate::read::{ReadParams, TextRead, TextReader};
@@ -60,6 +65,17 @@ pub struct ScanParams {
     /// A result with fewer nodes + inputs + outputs than this and no edge is taken to show no graph (default 2:
     /// a lone card without any edge is dropped).
     pub min_elements: usize,
+    /// An input or output box whose whole box the classifier reads as an operator with at least this
+    /// probability is taken to be a node card instead (`None`: never). A parameterless node at the head or tail
+    /// of a branch (a `ConstantOfShape`, a `Shape`) is a bare title, and the detector can take it for a graph
+    /// input or output pill; pills hold tensor names, which the classifier seldom reads as operators.
+    /// Default 0.999: on the development split (`v1-s1` held-out scenes ≥ 1000, 264 images) 0.9 and 0.99
+    /// turned true ports into nodes (input F1 0.976 → 0.909 / 0.971), 0.999 changed no F1 by more than +0.013
+    /// (`models/METRICS.md`, session 5).
+    pub port_as_node_confidence: Option<f32>,
+    /// An input or output box whose text reads as a shape with a `×` (`1×64×56×56`, `batch×3`) is taken to be
+    /// a tensor label instead: pills hold tensor names, and a name with `×` is implausible. Default true.
+    pub shape_text_ports_are_labels: bool,
     /// Layout direction; `None` estimates it from the detections ([`estimate_direction`]).
     pub direction: Option<Direction>,
     /// Fill [`ScanResult::debug`].
@@ -78,6 +94,8 @@ impl Default for ScanParams {
             min_canvas_confidence: 0.2,
             min_node_score: 0.6,
             min_elements: 2,
+            port_as_node_confidence: Some(0.999),
+            shape_text_ports_are_labels: true,
             direction: None,
             debug: false,
         }
@@ -114,14 +132,16 @@ impl StageTimings {
 #[derive(Debug, Clone)]
 pub struct ScanDebug {
     pub crop: CropResult,
-    /// Every detection, source px, by descending score.
+    /// Every detection, source px, by descending score, with the detector's classes (before ports are promoted
+    /// to nodes, [`ScanParams::port_as_node_confidence`]).
     pub detections: Vec<Detection>,
     pub detect: DetectDebug,
     /// Title box of each graph node (`graph.nodes[k]` ↔ `title_boxes[k]`).
     pub title_boxes: Vec<BBox>,
     /// Classifier output per graph node.
     pub ops: Vec<OpPrediction>,
-    /// OCR per tensor label, input and output (in graph order: tensors, then inputs, then outputs).
+    /// OCR per detected tensor label, input and output, in that order (the detector's classes after ports were
+    /// promoted to nodes, before ports that read as shapes became labels).
     pub texts: Vec<TextRead>,
     /// Edges as recovered (with traced curves).
     pub edges: Vec<RecoveredEdge>,
@@ -223,6 +243,11 @@ pub fn estimate_direction(nodes: &[BBox], inputs: &[BBox], outputs: &[BBox]) -> 
         Some((sx, sy)) if sx > 1.5 * sy => Direction::Horizontal,
         _ => Direction::Vertical,
     }
+}
+
+/// True when `text` is a shape with at least two dims (it contains `×`; [`parse_shape_text`]).
+fn reads_as_shape(text: &str) -> bool {
+    text.contains(DIM_SEPARATOR) && parse_shape_text(text).is_some()
 }
 
 /// How many times one axis' node spread must exceed the other's for [`estimate_direction`] to decide on the
@@ -381,7 +406,7 @@ impl Scanner {
         let of = |c: DetClass| -> Vec<&Detection> {
             detections.iter().filter(|d| d.class == c).collect()
         };
-        let (nodes, labels, inputs, outputs) = (
+        let (mut nodes, labels, mut inputs, mut outputs) = (
             of(DetClass::Node),
             of(DetClass::Tensor),
             of(DetClass::Input),
@@ -391,6 +416,32 @@ impl Scanner {
         if best_node < self.params.min_node_score {
             return self.empty_result(size, crop, quality, timings);
         }
+
+        let t = Instant::now();
+        let mut promoted_ops = Vec::new();
+        if let Some(min_p) = self.params.port_as_node_confidence {
+            let ports: Vec<&Detection> = inputs.iter().chain(&outputs).copied().collect();
+            if !ports.is_empty() {
+                let port_boxes: Vec<BBox> = ports.iter().map(|d| d.bbox).collect();
+                let preds = self.classifier.classify(image, &port_boxes)?;
+                let (mut kept_in, mut kept_out) = (Vec::new(), Vec::new());
+                let mut promoted = Vec::new();
+                for (k, (d, pred)) in ports.into_iter().zip(preds).enumerate() {
+                    if pred.op.is_some() && pred.confidence >= min_p {
+                        promoted.push(d);
+                        promoted_ops.push(pred);
+                    } else if k < inputs.len() {
+                        kept_in.push(d);
+                    } else {
+                        kept_out.push(d);
+                    }
+                }
+                // Promoted ports go after the detected cards, so `nodes[..cards]` keep their title estimate.
+                nodes.extend(promoted);
+                (inputs, outputs) = (kept_in, kept_out);
+            }
+        }
+        timings.classify = ms(t);
         let boxes = |v: &[&Detection]| -> Vec<BBox> { v.iter().map(|d| d.bbox).collect() };
         let (node_boxes, label_boxes, input_boxes, output_boxes) = (
             boxes(&nodes),
@@ -404,13 +455,17 @@ impl Scanner {
             .unwrap_or_else(|| estimate_direction(&node_boxes, &input_boxes, &output_boxes));
 
         let t = Instant::now();
-        let title_boxes = classify::estimate_title_boxes(&node_boxes, &label_boxes, direction);
-        let ops = if title_boxes.is_empty() {
+        let cards = nodes.len() - promoted_ops.len();
+        let mut title_boxes =
+            classify::estimate_title_boxes(&node_boxes[..cards], &label_boxes, direction);
+        let mut ops = if title_boxes.is_empty() {
             Vec::new()
         } else {
             self.classifier.classify(image, &title_boxes)?
         };
-        timings.classify = ms(t);
+        title_boxes.extend_from_slice(&node_boxes[cards..]);
+        ops.extend(promoted_ops);
+        timings.classify += ms(t);
 
         let t = Instant::now();
         let text_boxes: Vec<BBox> = label_boxes
@@ -429,12 +484,38 @@ impl Scanner {
         let t = Instant::now();
         let (label_texts, rest) = texts.split_at(labels.len().min(texts.len()));
         let (input_texts, output_texts) = rest.split_at(inputs.len().min(rest.len()));
-        let port = |(d, r): (&&Detection, &TextRead)| PortDetection {
-            bbox: d.bbox,
-            confidence: d.score * r.confidence,
-            name: r.text.clone(),
-            truncated: None,
+        let mut found_labels: Vec<LabelDetection> = labels
+            .iter()
+            .zip(label_texts)
+            .map(|(d, r)| LabelDetection {
+                bbox: d.bbox,
+                confidence: d.score * r.confidence,
+                text: r.text.clone(),
+            })
+            .collect();
+        let mut ports = |found: &[&Detection], texts: &[TextRead]| -> Vec<PortDetection> {
+            let mut kept = Vec::new();
+            for (d, r) in found.iter().zip(texts) {
+                let confidence = d.score * r.confidence;
+                if self.params.shape_text_ports_are_labels && reads_as_shape(&r.text) {
+                    found_labels.push(LabelDetection {
+                        bbox: d.bbox,
+                        confidence,
+                        text: r.text.clone(),
+                    });
+                } else {
+                    kept.push(PortDetection {
+                        bbox: d.bbox,
+                        confidence,
+                        name: r.text.clone(),
+                        truncated: None,
+                    });
+                }
+            }
+            kept
         };
+        let (found_inputs, found_outputs) =
+            (ports(&inputs, input_texts), ports(&outputs, output_texts));
         let found = Detections {
             nodes: nodes
                 .iter()
@@ -448,17 +529,9 @@ impl Scanner {
                     truncated: None,
                 })
                 .collect(),
-            inputs: inputs.iter().zip(input_texts).map(port).collect(),
-            outputs: outputs.iter().zip(output_texts).map(port).collect(),
-            labels: labels
-                .iter()
-                .zip(label_texts)
-                .map(|(d, r)| LabelDetection {
-                    bbox: d.bbox,
-                    confidence: d.score * r.confidence,
-                    text: r.text.clone(),
-                })
-                .collect(),
+            inputs: found_inputs,
+            outputs: found_outputs,
+            labels: found_labels,
         };
         let edge_result = edges::recover_edges(
             image,
@@ -507,6 +580,26 @@ mod tests {
     fn scanner_is_send_and_sync() {
         fn check<T: Send + Sync>() {}
         check::<Scanner>();
+    }
+
+    #[test]
+    fn only_texts_with_a_times_sign_that_parse_as_shapes_read_as_shapes() {
+        for shape in ["1×64×56×56", "batch×3×224×224", "?×10"] {
+            assert!(reads_as_shape(shape), "{shape}");
+        }
+        for name in [
+            "1000",
+            "?",
+            "output",
+            "conv1_out",
+            "input.1",
+            "1×",
+            "×",
+            "a b×3",
+            "",
+        ] {
+            assert!(!reads_as_shape(name), "{name}");
+        }
     }
 
     #[test]

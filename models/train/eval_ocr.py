@@ -76,6 +76,7 @@ def main(argv=None) -> int:
     refs = [c.text for c in crops]
     kinds = [c.kind for c in crops]
     heights = [c.height for c in crops]
+    sources = [c.image.kind for c in crops]
     report: dict = {"data": str(args.data), "split": args.split, "n": len(crops), "skipped_in_dataset": dict(skipped),
                     "crop_seconds": round(time.time() - t0, 1)}
     if args.ckpt is not None:
@@ -83,14 +84,15 @@ def main(argv=None) -> int:
         model = ocr.build_model(state["config"])
         model.load_state_dict(state["model"])
         hyps = ocr.predict(model, images, alphabet)
-        report["pytorch"] = ocr.text_metrics(refs, hyps, kinds, heights)
+        report["pytorch"] = ocr.text_metrics(refs, hyps, kinds, heights, sources=sources)
         report["pytorch"]["examples_wrong"] = [{"true": r, "pred": h} for r, h in zip(refs, hyps) if r != h][:20]
     if args.onnx is not None:
         with tempfile.TemporaryDirectory() as work:
             for variant in args.variants.split(","):
                 path = make_variant(args.onnx, variant, Path(work))
                 t1 = time.time()
-                m = ocr.text_metrics(refs, ort_decode(path, images, alphabet), kinds, heights)
+                m = ocr.text_metrics(refs, ort_decode(path, images, alphabet), kinds, heights,
+                                     sources=sources)
                 m["seconds"] = round(time.time() - t1, 2)
                 m["bytes"] = path.stat().st_size
                 report[f"onnx_{variant}"] = m
@@ -111,6 +113,10 @@ def print_report(report: dict) -> None:
                                          for k, v in m.get("per_kind", {}).items()))
         print("  per height: " + ", ".join(f"{k} {v['exact']:.4f} (n={v['n']})" if v["n"] else f"{k} - (n=0)"
                                            for k, v in m.get("per_height", {}).items()))
+        for src, v in m.get("per_source", {}).items():
+            print(f"  {src}: exact {v['exact']:.4f} (n={v['n']}); per height: "
+                  + ", ".join(f"{k} {b['exact']:.4f} (n={b['n']})" if b["n"] else f"{k} - (n=0)"
+                              for k, b in v.get("per_height", {}).items()))
         print("  confusions: " + ", ".join(f"{c['true']}→{c['pred']} ×{c['count']}" for c in m["confusions"][:10]))
 
 

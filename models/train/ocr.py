@@ -372,9 +372,10 @@ def edit_ops(ref: str, hyp: str) -> tuple[int, list[tuple[str, str]]]:
 
 
 def text_metrics(refs: list[str], hyps: list[str], kinds: list[str] | None = None,
-                 heights: list[float] | None = None, top: int = 15) -> dict:
+                 heights: list[float] | None = None, top: int = 15, sources: list[str] | None = None) -> dict:
     """exact-match rate, character accuracy (1 − Σ edits / Σ ref chars), most frequent confusions, per kind and
-    per box-height bucket."""
+    per box-height bucket; with `sources` (the image kind of each crop: "photo" / "screenshot") also per source,
+    each with its own per-height buckets."""
     def block(idx):
         if not idx:
             return {"n": 0}
@@ -396,6 +397,14 @@ def text_metrics(refs: list[str], hyps: list[str], kinds: list[str] | None = Non
     if heights is not None:
         out["per_height"] = {name: block([i for i in all_idx if lo <= heights[i] < hi])
                              for lo, hi, name in SIZE_BUCKETS}
+    if sources is not None:
+        out["per_source"] = {}
+        for src in sorted(set(sources)):
+            idx = [i for i in all_idx if sources[i] == src]
+            out["per_source"][src] = block(idx)
+            if heights is not None:
+                out["per_source"][src]["per_height"] = {name: block([i for i in idx if lo <= heights[i] < hi])
+                                                        for lo, hi, name in SIZE_BUCKETS}
     return out
 
 

@@ -124,6 +124,11 @@ def test_edit_ops_and_text_metrics():
     m = ocr.text_metrics(["12", "34"], ["12", "3"], ["shape", "name"], [10.0, 3.0])
     assert m["exact"] == 0.5 and math.isclose(m["char_acc"], 0.75)
     assert m["per_kind"]["name"]["exact"] == 0.0 and m["per_height"]["<6px"]["n"] == 1
+    assert "per_source" not in m
+    m = ocr.text_metrics(["12", "34", "5"], ["12", "3", "5"], None, [10.0, 3.0, 4.0],
+                         sources=["photo", "screenshot", "screenshot"])
+    assert m["per_source"]["photo"]["exact"] == 1.0 and m["per_source"]["screenshot"]["exact"] == 0.5
+    assert m["per_source"]["screenshot"]["per_height"]["<6px"]["n"] == 2
 
 
 def test_temperature_fit_recovers_scale():
