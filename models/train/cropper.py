@@ -255,7 +255,8 @@ def make_batch(data: CropperData, idx: np.ndarray, rng: np.random.Generator, aug
 def cropper_loss(model: nn.Module, batch: dict, pos_weight: float = 8.0, under_weight: float = 10.0):
     """Asymmetric BCE on the projections (a missed content bin costs `pos_weight`× a kept background bin) plus a
     pinball (quantile) loss on the margins: margin below the needed expansion costs `under_weight`× more than
-    margin above it, so the margins learn a high quantile (~0.91) of the decoding error. The needed expansion
+    margin above it, so the margins learn the quantile `under_weight / (1 + under_weight)` (~0.91 at the default) of
+    the decoding error. The needed expansion
     is measured on the current (detached) decoded projections against the truth box."""
     px, py, m = model(batch["image"])
     pw = torch.tensor(pos_weight)
@@ -297,11 +298,17 @@ def parse_args(argv=None):
     p.add_argument("--cache-format", choices=DiskCache.FORMATS, default="png",
                    help="png: lossless (default); jpg: quality 95, ~5x smaller on disk")
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (smoke runs)")
+    p.add_argument("--margin-quantile", type=float, default=10.0 / 11.0,
+                   help="quantile of the needed expansion the margins learn (pinball loss; default 10/11 ≈ 0.91, "
+                        "what sessions 1–4 trained with)")
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if not 0.0 < args.margin_quantile < 1.0:
+        print(f"--margin-quantile must lie in (0, 1), got {args.margin_quantile}", file=sys.stderr)
+        return 2
     set_threads(args.threads)
     seed_everything(args.seed)
     images = list_scene_images(args.data)
@@ -346,7 +353,12 @@ def main(argv=None) -> int:
         return eval_cropper.score(res), eval_cropper.summary(res)
 
     config = {"model": "cropper", "size": SIZE, "bins": BINS, "args": {k: str(v) for k, v in vars(args).items()}}
-    train_loop(model, cfg, Checkpoints(args.out), next_batch, cropper_loss, evaluate, config, prepare, "cropper")
+    under_weight = args.margin_quantile / (1.0 - args.margin_quantile)
+
+    def loss(m, batch):
+        return cropper_loss(m, batch, under_weight=under_weight)
+
+    train_loop(model, cfg, Checkpoints(args.out), next_batch, loss, evaluate, config, prepare, "cropper")
     return 0
 
 

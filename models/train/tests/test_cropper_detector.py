@@ -523,3 +523,19 @@ def test_detector_eval_with_oracle_outputs_is_perfect(dataset, square):
                                                           for h, w, _ in shapes)
     s = eval_detector.summary(eval_detector.evaluate(_oracle(data), data, batch=4))
     assert s["all/mean_f1"] > 0.95, s
+
+
+def test_margin_quantile_outside_0_1_is_refused(tmp_path):
+    for q in ("0", "1", "1.5"):
+        assert cropper.main(["--data", str(tmp_path), "--out", str(tmp_path / "ckpt"), "--margin-quantile", q]) == 2
+    assert not (tmp_path / "ckpt").exists()
+
+
+def test_higher_margin_quantile_punishes_undershoot_more():
+    torch.manual_seed(0)
+    model = cropper.build_model().eval()
+    batch = {"image": torch.zeros(2, 3, cropper.SIZE, cropper.SIZE), "tx": torch.ones(2, 128), "ty": torch.ones(2, 128),
+             "box": np.array([[-0.5, -0.5, 1.5, 1.5]] * 2)}  # content beyond the image: every margin undershoots
+    _, low = cropper.cropper_loss(model, batch, under_weight=1.0)
+    _, high = cropper.cropper_loss(model, batch, under_weight=99.0)
+    assert high["margin"] > 50 * low["margin"] > 0
