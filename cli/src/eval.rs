@@ -57,6 +57,12 @@ pub struct Args {
     /// Keep inputs and outputs whose text reads as a shape as ports (measures what relabelling them adds).
     #[arg(long)]
     keep_shape_ports: bool,
+    /// Never read node titles with the OCR (measures what reading unsure titles adds).
+    #[arg(long)]
+    no_title_reading: bool,
+    /// Classifier probability under which a node title is also read (default: the scanner's).
+    #[arg(long, value_name = "P")]
+    read_titles_below: Option<f32>,
 }
 
 /// One image of the dataset with its truth file.
@@ -184,6 +190,12 @@ pub fn run(args: &Args) -> u8 {
         params.port_as_node_confidence = None;
     }
     params.shape_text_ports_are_labels = !args.keep_shape_ports;
+    if let Some(p) = args.read_titles_below {
+        params.read_titles_below = Some(p);
+    }
+    if args.no_title_reading {
+        params.read_titles_below = None;
+    }
     let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
         Err(e) => {
