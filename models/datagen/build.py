@@ -280,6 +280,25 @@ def ocr_entries(truth: dict, image: str, k: int) -> list[dict]:
     return out
 
 
+def ocr_title_entries(truth: dict, image: str, k: int) -> list[dict]:
+    """Node titles as text crops (kind `title`): the text Netron draws in the title (`title_text`: the operator, or
+    the node name in names mode; the operator when the field is absent). Titles cut by the viewport are left out.
+    Not part of `ocr/index.jsonl`; `train.ocr --titles` derives them from the truth files."""
+    out = []
+    scene = truth.get("scene", {})
+    for n in truth.get("nodes", []):
+        tb = n.get("title_box")
+        text = n.get("title_text") or n.get("op")
+        if not tb or n.get("title_truncated") or not text or tb[2] - tb[0] < 1 or tb[3] - tb[1] < 1:
+            continue
+        e = {"image": image, "box": tb, "text": text, "kind": "title", "scene": k,
+             "photo": scene.get("kind") == "photo", "split": split_of(k), "theme": scene.get("theme")}
+        if n.get("title_quad"):
+            e["quad"] = n["title_quad"]
+        out.append(e)
+    return out
+
+
 def write_derived(out: Path, seed: int, scenes: int) -> dict:
     """Writes classifier/index.jsonl and ocr/index.jsonl from the complete scenes 0..scenes-1 (sorted by scene,
     screenshot before photo) and returns the manifest's counts part."""

@@ -1,6 +1,8 @@
 """The derived crop sets of docs/dataset.md (`DIR/classifier/index.jsonl`, `DIR/ocr/index.jsonl`) as Python records.
 
-`index_records(data_dir, "classifier" | "ocr")` returns `(SceneImage, record)` pairs. When the index file is absent
+`index_records(data_dir, "classifier" | "ocr" | "ocr-titles")` returns `(SceneImage, record)` pairs. `ocr-titles`
+(node titles as drawn, kind `title`) has no index file and is always derived from the truth files. When the index
+file is absent
 (a bare folder of fixture scenes) the records are derived from the truth files with the dataset builder's own
 functions (`datagen.build.classifier_entries` / `ocr_entries`), so both paths select the same crops: classifier
 titles fully visible and showing the op name (not names mode); OCR tensor labels (kind `shape`, or `name` in names
@@ -34,7 +36,7 @@ def scene_image(data_dir: Path, image: str) -> common.SceneImage:
 
 
 def index_records(data_dir: Path, subset: str) -> list[tuple[common.SceneImage, dict]]:
-    if subset not in ("classifier", "ocr"):
+    if subset not in ("classifier", "ocr", "ocr-titles"):
         raise ValueError(subset)
     index = Path(data_dir) / subset / "index.jsonl"
     out: list[tuple[common.SceneImage, dict]] = []
@@ -52,9 +54,9 @@ def index_records(data_dir: Path, subset: str) -> list[tuple[common.SceneImage, 
                 img = cache[rec["image"]] = scene_image(data_dir, rec["image"])
             out.append((img, rec))
         return out
-    from datagen.build import classifier_entries, ocr_entries
+    from datagen.build import classifier_entries, ocr_entries, ocr_title_entries
 
-    derive = classifier_entries if subset == "classifier" else ocr_entries
+    derive = {"classifier": classifier_entries, "ocr": ocr_entries, "ocr-titles": ocr_title_entries}[subset]
     for img in common.list_scene_images(data_dir):
         for rec in derive(common.load_truth(img.truth_path), f"scenes/{img.image_path.name}", img.index):
             out.append((img, rec))

@@ -59,12 +59,13 @@ def main(argv=None) -> int:
     p.add_argument("--max", type=int, default=None)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--titles", action="store_true", help="also node titles as drawn (kind `title`)")
     args = p.parse_args(argv)
     if args.ckpt is None and args.onnx is None:
         p.error("give --ckpt and/or --onnx")
     common.set_threads(args.threads)
     alphabet = ocr.load_alphabet(args.alphabet)
-    crops, skipped = ocr.collect_text_crops(args.data, alphabet)
+    crops, skipped = ocr.collect_text_crops(args.data, alphabet, titles=args.titles)
     crops = [c for c in crops if args.split == "all" or ocr.split_of(c.image.index) == args.split]
     if args.max and len(crops) > args.max:
         keep = sorted(np.random.default_rng(0).choice(len(crops), args.max, replace=False).tolist())

@@ -49,7 +49,7 @@ CACHE_MARGIN_FRAC = 0.5  # cached regions: text box plus this margin (× box hei
 CACHE_MAX_H, CACHE_MAX_W = 96, 1600  # native resolution, scaled down only beyond this
 MIN_TEXT_PX = 3.0  # boxes lower than this are skipped entirely
 MIN_TRAIN_TEXT_PX = 6.0  # ... and lower than this are not trained on (unreadable; still evaluated)
-KINDS = ("shape", "name", "weight")
+KINDS = ("shape", "name", "weight", "title")
 DEFAULT_CONFIG = {"channels": [16, 32, 64, 96], "hidden": 96, "rnn_layers": 2}
 PARAM_BUDGET = 1_260_000
 SIZE_BUCKETS = ((0.0, 6.0, "<6px"), (6.0, 9.0, "6-9px"), (9.0, 14.0, "9-14px"), (14.0, 1e9, ">=14px"))
@@ -272,13 +272,17 @@ class TextCrop:
         return self.box[3] - self.box[1]
 
 
-def collect_text_crops(data_dir: Path, alphabet: Alphabet) -> tuple[list[TextCrop], Counter]:
+def collect_text_crops(data_dir: Path, alphabet: Alphabet, titles: bool = False) -> tuple[list[TextCrop], Counter]:
     """Every text crop of `DIR/ocr/index.jsonl` (or, without it, of the truth files; `train.crop_index`) that the
     OCR can learn: known kind, 1–32 characters of the alphabet, CTC-feasible in 80 steps, box ≥ MIN_TEXT_PX high.
+    With `titles`, node titles as drawn (kind `title`, derived from the truth files) are added.
     Returns (crops sorted by image then y, x; counts of skipped records by reason)."""
     skipped: Counter = Counter()
     crops = []
-    for img, rec in crop_index.index_records(data_dir, "ocr"):
+    records = crop_index.index_records(data_dir, "ocr")
+    if titles:
+        records += crop_index.index_records(data_dir, "ocr-titles")
+    for img, rec in records:
         box = tuple(float(v) for v in rec["box"])
         text, kind = rec.get("text") or "", rec.get("kind")
         if kind not in KINDS:
@@ -438,7 +442,11 @@ def parse_args(argv=None):
     p.add_argument("--eval-every", type=int, default=None, help="steps (default: once per epoch)")
     p.add_argument("--max-val", type=int, default=3000)
     p.add_argument("--synth-frac", type=float, default=0.3, help="share of each batch rendered by text_synth")
-    p.add_argument("--kind-weights", type=str, default="shape=0.65,name=0.2,weight=0.15")
+    p.add_argument("--kind-weights", type=str, default="shape=0.65,name=0.2,weight=0.15",
+                   help="kind=weight,…; with --titles add e.g. title=0.15")
+    p.add_argument("--titles", action="store_true",
+                   help="also train (and validate) on node titles as drawn (kind `title`: the op, or the node name "
+                        "in names mode); crops cached under a separate `ocr-titles` cache")
     p.add_argument("--rarity-power", type=float, default=0.75, help="real crops drawn ∝ count(text)^-power")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
@@ -485,10 +493,10 @@ def main(argv=None) -> int:
     common.seed_everything(args.seed)
     common.set_threads(args.threads)
     alphabet = load_alphabet(args.alphabet)
-    crops, skipped = collect_text_crops(args.data, alphabet)
+    crops, skipped = collect_text_crops(args.data, alphabet, titles=args.titles)
     if not crops:
         raise SystemExit(f"no text crops found under {args.data}")
-    cache_dir = args.cache or common.default_cache_dir(args.data, "ocr")
+    cache_dir = args.cache or common.default_cache_dir(args.data, "ocr-titles" if args.titles else "ocr")
     cache = TextCache(crops, cache_dir)
     train_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "train" and c.height >= MIN_TRAIN_TEXT_PX]
     val_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "val"]

@@ -247,3 +247,14 @@ def test_ocr_entries_kinds_and_texts():
     assert got == [("name", "hidden"), ("name", "x"), ("shape", "1×3×8×8"), ("weight", "B = 0.5"),
                    ("weight", "W\u30088×3×3×3\u3009")]
     assert all(e["split"] == "train" and e["photo"] is False for e in entries)
+
+
+def test_ocr_title_entries_read_titles_as_drawn():
+    from datagen.build import ocr_title_entries
+
+    entries = ocr_title_entries(_synthetic_truth(), "scenes/000019.photo.jpg", 19)
+    # n1's title is cut by the viewport; n2 shows its node name.
+    assert [(e["kind"], e["text"], e["box"]) for e in entries] == [
+        ("title", "Conv", [10, 10, 50, 20]), ("title", "add_1", [60, 60, 90, 70])]
+    assert entries[0]["quad"] == [[0, 0], [1, 0], [1, 1], [0, 1]] and "quad" not in entries[1]
+    assert all(e["split"] == "eval" and e["photo"] is True and e["scene"] == 19 for e in entries)

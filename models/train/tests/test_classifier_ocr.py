@@ -312,3 +312,14 @@ def test_one_ocr_step_lowers_loss_on_a_fixed_batch(alphabet):
         opt.step()
         losses.append(float(loss.detach()))
     assert losses[-1] < losses[0]
+
+
+def test_titles_are_text_crops_only_on_request(dataset, alphabet):
+    plain, _ = ocr.collect_text_crops(dataset, alphabet)
+    both, _ = ocr.collect_text_crops(dataset, alphabet, titles=True)
+    titles = [c for c in both if c.kind == "title"]
+    assert not any(c.kind == "title" for c in plain) and titles
+    assert len(both) == len(plain) + len(titles)
+    for c in titles:
+        truth = common.load_truth(c.image.truth_path)
+        assert c.text in {n.get("title_text") or n["op"] for n in truth["nodes"]}
