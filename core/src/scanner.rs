@@ -9,9 +9,8 @@
 //!    card reaches [`ScanParams::min_node_score`] the image is taken to show no graph (empty result);
 //! 4. input and output boxes that the classifier reads as operators become node cards
 //!    ([`ScanParams::port_as_node_confidence`]); title boxes ([`crate::classify::estimate_title_boxes`]) and
-//!    operator classification, one batched run;
-//!    Titles the classifier is unsure of are also read by the OCR ([`ScanParams::read_titles_below`]), which
-//!    names the operator in Netron's "names" mode (`/layer1/conv/Conv`);
+//!    operator classification, one batched run; titles the classifier is unsure of are also read by the OCR,
+//!    which names the operator in Netron's "names" mode ([`ScanParams::read_titles_below`]);
 //! 5. OCR ([`crate::read`]) of tensor labels, input and output pills, one batched run; a pill that reads as a
 //!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
 //!    ([`crate::graph::parse_shape_text`], inside assembly);
@@ -107,8 +106,8 @@ impl Default for ScanParams {
             min_node_score: 0.6,
             min_elements: 2,
             port_as_node_confidence: Some(0.999),
-            shape_text_ports_are_labels: true,
             read_titles_below: Some(0.9),
+            shape_text_ports_are_labels: true,
             direction: None,
             debug: false,
         }
@@ -455,29 +454,7 @@ impl Scanner {
         }
 
         let t = Instant::now();
-        let mut promoted_ops = Vec::new();
-        if let Some(min_p) = self.params.port_as_node_confidence {
-            let ports: Vec<&Detection> = inputs.iter().chain(&outputs).copied().collect();
-            if !ports.is_empty() {
-                let port_boxes: Vec<BBox> = ports.iter().map(|d| d.bbox).collect();
-                let preds = self.classifier.classify(image, &port_boxes)?;
-                let (mut kept_in, mut kept_out) = (Vec::new(), Vec::new());
-                let mut promoted = Vec::new();
-                for (k, (d, pred)) in ports.into_iter().zip(preds).enumerate() {
-                    if pred.op.is_some() && pred.confidence >= min_p {
-                        promoted.push(d);
-                        promoted_ops.push(pred);
-                    } else if k < inputs.len() {
-                        kept_in.push(d);
-                    } else {
-                        kept_out.push(d);
-                    }
-                }
-                // Promoted ports go after the detected cards, so `nodes[..cards]` keep their title estimate.
-                nodes.extend(promoted);
-                (inputs, outputs) = (kept_in, kept_out);
-            }
-        }
+        let promoted_ops = self.promote_ports(image, &mut nodes, &mut inputs, &mut outputs)?;
         timings.classify = ms(t);
         let boxes = |v: &[&Detection]| -> Vec<BBox> { v.iter().map(|d| d.bbox).collect() };
         let (node_boxes, label_boxes, input_boxes, output_boxes) = (
@@ -505,26 +482,7 @@ impl Scanner {
         timings.classify += ms(t);
 
         let t = Instant::now();
-        if let Some(below) = self.params.read_titles_below {
-            let unsure: Vec<usize> = (0..ops.len())
-                .filter(|&i| ops[i].confidence < below)
-                .collect();
-            if !unsure.is_empty() {
-                let boxes: Vec<BBox> = unsure.iter().map(|&i| title_boxes[i]).collect();
-                let vocab = self.classifier.vocab();
-                for (&i, read) in unsure.iter().zip(self.reader.read(image, &boxes)?) {
-                    if let Some(index) = op_from_title_text(&read.text, vocab) {
-                        let op = vocab.ops[index].clone();
-                        ops[i] = OpPrediction {
-                            op: Some(op.clone()),
-                            index,
-                            confidence: read.confidence,
-                            top: vec![(op, read.confidence)],
-                        };
-                    }
-                }
-            }
-        }
+        self.read_unsure_titles(image, &title_boxes, &mut ops)?;
         timings.read = ms(t);
 
         let t = Instant::now();
@@ -629,6 +587,74 @@ impl Scanner {
             timings,
             debug,
         })
+    }
+
+    /// Moves the inputs and outputs whose box the classifier reads as an operator with at least
+    /// [`ScanParams::port_as_node_confidence`] to the end of `nodes`; returns their predictions, in that order.
+    fn promote_ports<'a>(
+        &self,
+        image: &RgbImage,
+        nodes: &mut Vec<&'a Detection>,
+        inputs: &mut Vec<&'a Detection>,
+        outputs: &mut Vec<&'a Detection>,
+    ) -> Result<Vec<OpPrediction>, ScanError> {
+        let mut promoted_ops = Vec::new();
+        let Some(min_p) = self.params.port_as_node_confidence else {
+            return Ok(promoted_ops);
+        };
+        let ports: Vec<&Detection> = inputs.iter().chain(outputs.iter()).copied().collect();
+        if ports.is_empty() {
+            return Ok(promoted_ops);
+        }
+        let port_boxes: Vec<BBox> = ports.iter().map(|d| d.bbox).collect();
+        let preds = self.classifier.classify(image, &port_boxes)?;
+        let n_inputs = inputs.len();
+        inputs.clear();
+        outputs.clear();
+        for (k, (d, pred)) in ports.into_iter().zip(preds).enumerate() {
+            if pred.op.is_some() && pred.confidence >= min_p {
+                nodes.push(d);
+                promoted_ops.push(pred);
+            } else if k < n_inputs {
+                inputs.push(d);
+            } else {
+                outputs.push(d);
+            }
+        }
+        Ok(promoted_ops)
+    }
+
+    /// Reads the titles of the nodes whose classifier probability is under [`ScanParams::read_titles_below`]
+    /// and takes the operator from the text where it names one ([`op_from_title_text`]).
+    fn read_unsure_titles(
+        &self,
+        image: &RgbImage,
+        title_boxes: &[BBox],
+        ops: &mut [OpPrediction],
+    ) -> Result<(), ScanError> {
+        let Some(below) = self.params.read_titles_below else {
+            return Ok(());
+        };
+        let unsure: Vec<usize> = (0..ops.len())
+            .filter(|&i| ops[i].confidence < below)
+            .collect();
+        if unsure.is_empty() {
+            return Ok(());
+        }
+        let boxes: Vec<BBox> = unsure.iter().map(|&i| title_boxes[i]).collect();
+        let vocab = self.classifier.vocab();
+        for (&i, read) in unsure.iter().zip(self.reader.read(image, &boxes)?) {
+            if let Some(index) = op_from_title_text(&read.text, vocab) {
+                let op = vocab.ops[index].clone();
+                ops[i] = OpPrediction {
+                    op: Some(op.clone()),
+                    index,
+                    confidence: read.confidence,
+                    top: vec![(op, read.confidence)],
+                };
+            }
+        }
+        Ok(())
     }
 }
 
