@@ -248,21 +248,27 @@ def classifier_entries(truth: dict, image: str, k: int) -> list[dict]:
     return out
 
 
+def _text_entry(scene: dict, image: str, k: int, box, quad, text, kind: str) -> dict | None:
+    """One OCR record, or None for an empty text or a box under 1 px."""
+    if not text or box[2] - box[0] < 1 or box[3] - box[1] < 1:
+        return None
+    e = {"box": box, "text": text, "kind": kind, "image": image, "scene": k, "photo": scene.get("kind") == "photo",
+         "split": split_of(k), "theme": scene.get("theme")}
+    if quad:
+        e["quad"] = quad
+    return e
+
+
 def ocr_entries(truth: dict, image: str, k: int) -> list[dict]:
     """Text crops: tensor labels (kind `shape`, or `name` in names mode), input/output pills (`name`), weight rows
     (`weight`, text as drawn). Truncated elements are left out (their text is cut)."""
     out = []
     scene = truth.get("scene", {})
-    common = {"image": image, "scene": k, "photo": scene.get("kind") == "photo", "split": split_of(k),
-              "theme": scene.get("theme")}
 
     def add(box, quad, text, kind):
-        if not text or box[2] - box[0] < 1 or box[3] - box[1] < 1:
-            return
-        e = {"box": box, "text": text, "kind": kind, **common}
-        if quad:
-            e["quad"] = quad
-        out.append(e)
+        e = _text_entry(scene, image, k, box, quad, text, kind)
+        if e is not None:
+            out.append(e)
 
     for t in truth.get("tensors", []):
         if t.get("truncated"):
@@ -284,18 +290,15 @@ def ocr_title_entries(truth: dict, image: str, k: int) -> list[dict]:
     """Node titles as text crops (kind `title`): the text Netron draws in the title (`title_text`: the operator, or
     the node name in names mode; the operator when the field is absent). Titles cut by the viewport are left out.
     Not part of `ocr/index.jsonl`; `train.ocr --titles` derives them from the truth files."""
-    out = []
     scene = truth.get("scene", {})
+    out = []
     for n in truth.get("nodes", []):
-        tb = n.get("title_box")
-        text = n.get("title_text") or n.get("op")
-        if not tb or n.get("title_truncated") or not text or tb[2] - tb[0] < 1 or tb[3] - tb[1] < 1:
+        if not n.get("title_box") or n.get("title_truncated"):
             continue
-        e = {"image": image, "box": tb, "text": text, "kind": "title", "scene": k,
-             "photo": scene.get("kind") == "photo", "split": split_of(k), "theme": scene.get("theme")}
-        if n.get("title_quad"):
-            e["quad"] = n["title_quad"]
-        out.append(e)
+        e = _text_entry(scene, image, k, n["title_box"], n.get("title_quad"), n.get("title_text") or n.get("op"),
+                        "title")
+        if e is not None:
+            out.append(e)
     return out
 
 

@@ -103,6 +103,10 @@ def main(argv=None) -> int:
     return 0
 
 
+def height_line(per_height: dict) -> str:
+    return ", ".join(f"{k} {v['exact']:.4f} (n={v['n']})" if v["n"] else f"{k} - (n=0)" for k, v in per_height.items())
+
+
 def print_report(report: dict) -> None:
     print(f"{report['n']} text crops ({report['split']} split of {report['data']}); "
           f"skipped in dataset: {report['skipped_in_dataset']}")
@@ -112,12 +116,9 @@ def print_report(report: dict) -> None:
         print(f"{key:12s} exact {m['exact']:.4f} char_acc {m['char_acc']:.4f} (n={m['n']})")
         print("  per kind: " + ", ".join(f"{k} {v.get('exact', float('nan')):.4f} (n={v['n']})"
                                          for k, v in m.get("per_kind", {}).items()))
-        print("  per height: " + ", ".join(f"{k} {v['exact']:.4f} (n={v['n']})" if v["n"] else f"{k} - (n=0)"
-                                           for k, v in m.get("per_height", {}).items()))
+        print("  per height: " + height_line(m.get("per_height", {})))
         for src, v in m.get("per_source", {}).items():
-            print(f"  {src}: exact {v['exact']:.4f} (n={v['n']}); per height: "
-                  + ", ".join(f"{k} {b['exact']:.4f} (n={b['n']})" if b["n"] else f"{k} - (n=0)"
-                              for k, b in v.get("per_height", {}).items()))
+            print(f"  {src}: exact {v['exact']:.4f} (n={v['n']}); per height: " + height_line(v.get("per_height", {})))
         print("  confusions: " + ", ".join(f"{c['true']}→{c['pred']} ×{c['count']}" for c in m["confusions"][:10]))
 
 

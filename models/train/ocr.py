@@ -388,6 +388,9 @@ def text_metrics(refs: list[str], hyps: list[str], kinds: list[str] | None = Non
         chars = sum(len(refs[i]) for i in idx)
         return {"n": len(idx), "exact": exact / len(idx), "char_acc": 1.0 - edits / max(1, chars)}
 
+    def by_height(idx):
+        return {name: block([i for i in idx if lo <= heights[i] < hi]) for lo, hi, name in SIZE_BUCKETS}
+
     all_idx = list(range(len(refs)))
     out = block(all_idx)
     conf: Counter = Counter()
@@ -399,16 +402,14 @@ def text_metrics(refs: list[str], hyps: list[str], kinds: list[str] | None = Non
         out["per_kind"] = {k: block([i for i in all_idx if kinds[i] == k]) for k in KINDS
                            if any(kk == k for kk in kinds)}
     if heights is not None:
-        out["per_height"] = {name: block([i for i in all_idx if lo <= heights[i] < hi])
-                             for lo, hi, name in SIZE_BUCKETS}
+        out["per_height"] = by_height(all_idx)
     if sources is not None:
         out["per_source"] = {}
         for src in sorted(set(sources)):
             idx = [i for i in all_idx if sources[i] == src]
             out["per_source"][src] = block(idx)
             if heights is not None:
-                out["per_source"][src]["per_height"] = {name: block([i for i in idx if lo <= heights[i] < hi])
-                                                        for lo, hi, name in SIZE_BUCKETS}
+                out["per_source"][src]["per_height"] = by_height(idx)
     return out
 
 
