@@ -138,10 +138,15 @@ class DetectorNet(nn.Module):
         nn.init.constant_(self.heat.bias, -2.19)  # sigmoid prior 0.1
         nn.init.constant_(self.size.bias, math.log(16.0))
         nn.init.constant_(self.offset.bias, 0.5)
+        # ×2 nearest upsampling as a depthwise transposed conv (2×2 kernel of ones, stride 2): exactly the same
+        # values, and the exported graph has no Resize, which tract's NNEF writer cannot write with symbolic sizes
+        # except through the `tract_onnx` extension that the NNEF build of the library leaves out.
+        for c in sorted({128, 96, fpn}):
+            self.register_buffer(f"up{c}", torch.ones(c, 1, 2, 2), persistent=False)
 
-    @staticmethod
-    def _up(x):
-        return F.interpolate(x, scale_factor=2.0, mode="nearest")
+    def _up(self, x):
+        c = x.shape[1]
+        return F.conv_transpose2d(x, getattr(self, f"up{c}"), stride=2, groups=c)
 
     def forward(self, image):
         f4 = self.s4(self.stem(image))

@@ -32,7 +32,7 @@ from train.common import OrtRunner, count_params, export_onnx, load_model_state
 MODELS = {"cropper": cropper, "detector": detector}
 # Op types measured to run in tract 0.23 with results matching onnxruntime (rust-stack.md, plus this project's
 # parity runs). An exported model using anything else fails the export check.
-TRACT_OPS = {"Conv", "Relu", "Add", "Concat", "ReduceMean", "ReduceMax", "Resize", "Sigmoid", "Mul",
+TRACT_OPS = {"Conv", "ConvTranspose", "Relu", "Add", "Concat", "ReduceMean", "ReduceMax", "Resize", "Sigmoid", "Mul",
              "GlobalAveragePool", "Flatten", "Reshape", "MaxPool", "Clip", "Constant"}
 PARITY_TOL = 1e-4
 # Models whose spatial input dims are declared dynamic: name → output stride.
