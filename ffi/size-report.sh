@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Size of the host cdylib: stripped size, gzip -9 size, and the crates that dominate it (by symbol size).
 #
-# Usage: ffi/size-report.sh [release|release-small] [--no-models]
+# Usage: ffi/size-report.sh [release|release-small] [--no-models] [--nnef]
 #   release        the normal release build (reuses CARGO_TARGET_DIR, default /root/.cache/netron-ocr/target)
 #   release-small  opt-level "z", fat LTO, 1 codegen unit, panic = "unwind" kept (the FFI boundary catches
 #                  panics), stripped; the cdylib built alone (`cargo rustc --crate-type cdylib`: with the
@@ -12,12 +12,21 @@
 #                  --config so the root Cargo.toml needs no extra profile; built in its own target dir
 #                  (${NETRON_SMALL_TARGET_DIR:-/root/.cache/netron-ocr/target-small}) because it rebuilds every
 #                  dependency. SLOW (fat LTO over tract): build it once per change.
-#   --no-models    without the bundled models (`--no-default-features`): the library the goal is about.
+#   --no-models    without the bundled models: the library the goal is about.
+#   --nnef         models read as NNEF (feature `nnef` without `onnx`): no ONNX parser in the library.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 profile="${1:-release}"
-features=()
-[[ "${2:-}" == "--no-models" ]] && features=(--no-default-features)
+format=onnx
+models=bundled-models,
+for arg in "${@:2}"; do
+  case "$arg" in
+    --no-models) models= ;;
+    --nnef) format=nnef ;;
+    *) echo "unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+features=(--no-default-features --features "${models}${format}")
 cd "$repo"
 case "$profile" in
   release)

@@ -20,6 +20,10 @@ suite() {
 suite rust-fmt cargo fmt --all -- --check
 suite rust-clippy cargo clippy --release --workspace --all-targets -- -D warnings
 suite rust-test cargo test --release --workspace --no-fail-fast
+# The NNEF build (no ONNX parser linked; models converted at build time): lint, then compare with the ONNX models.
+nnef=(-p netron-ocr-core --no-default-features --features nnef,bundled-models)
+suite rust-nnef bash -c "cargo clippy --release ${nnef[*]} --lib --test models_nnef -- -D warnings \
+  && cargo test --release ${nnef[*]} --test models_nnef"
 suite python bash -c "cd models && '$NETRON_OCR_PY' -m pytest -q -p no:cacheprovider"
 suite bindings ffi/test-all.sh
 

@@ -34,11 +34,14 @@ android {
 }
 
 // cargo ndk -t arm64-v8a -t armeabi-v7a -t x86_64 -o build/rustJniLibs build --release -p netron-ocr-ffi
+//     --no-default-features --features bundled-models,nnef
+// (the models converted to NNEF at build time, so tract's ONNX parser is not linked: docs/mobile.md, "Size")
 val cargoNdk by tasks.registering(Exec::class) {
     workingDir = repoRoot
     commandLine(
         listOf("cargo", "ndk") + abis.flatMap { listOf("-t", it) } +
-            listOf("-o", rustJniLibs.get().asFile.path, "build", "--release", "-p", "netron-ocr-ffi"),
+            listOf("-o", rustJniLibs.get().asFile.path, "build", "--release", "-p", "netron-ocr-ffi") +
+            listOf("--no-default-features", "--features", "bundled-models,nnef"),
     )
     inputs.dir(File(repoRoot, "core/src"))
     inputs.dir(File(repoRoot, "ffi/src"))

@@ -13,7 +13,7 @@
 //! a card: [`estimate_title_boxes`] derives title boxes from card and tensor-label boxes.
 
 use image::RgbImage;
-use tract_onnx::prelude::Tensor;
+use tract_nnef::prelude::Tensor;
 
 use crate::error::ScanError;
 use crate::graph::{BBox, Direction};

@@ -16,7 +16,7 @@
 
 use image::RgbImage;
 use thiserror::Error;
-use tract_onnx::prelude::*;
+use tract_nnef::prelude::*;
 
 use crate::error::ScanError;
 use crate::graph::BBox;

@@ -30,7 +30,7 @@
 
 use image::RgbImage;
 use thiserror::Error;
-use tract_onnx::prelude::*;
+use tract_nnef::prelude::*;
 
 use crate::crop::normalise_into;
 use crate::error::ScanError;

@@ -15,7 +15,7 @@
 //!   repeats, drop the blank (class 0).
 
 use image::RgbImage;
-use tract_onnx::prelude::Tensor;
+use tract_nnef::prelude::Tensor;
 
 use crate::error::ScanError;
 use crate::graph::BBox;

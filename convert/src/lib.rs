@@ -1,0 +1,82 @@
+//! ONNX → NNEF conversion of the four netron-ocr models, with tract.
+//!
+//! The ONNX files under `models/` are what training exports and what `models/<name>.MODEL.md` hashes. A build of
+//! `netron-ocr-core` with its `nnef` feature (and without `onnx`) links tract's NNEF reader instead of its ONNX
+//! parser, which makes the library smaller; its build script calls [`onnx_to_nnef`] on the committed models, and
+//! `netron-ocr-convert MODELS_DIR OUT_DIR` does the same for a model directory to load at run time.
+//!
+//! Contract of the NNEF graphs (each a plain, uncompressed tar):
+//! - the input is declared `[1, C, H, W]` float32 (batch 1: the core runs batch-1 plans, see its `models` module);
+//!   the detector's `H` and `W` are `32·h` and `32·w` with the symbols `h` and `w`, which the loader binds to the
+//!   tile size before optimizing;
+//! - outputs keep their ONNX names (`proj_x`, `heatmap`, `logits`, …); ONNX metadata properties are dropped (with
+//!   them tract could not read its own NNEF of the OCR back; nothing reads them at run time);
+//! - the graph is typed, decluttered for the fixed-size models (the cropper's `Resize` becomes tract's nearest
+//!   upsampling), and written with tract's core extension only: the reader does not link the `tract_onnx` one.
+//!   tract cannot write that upsampling, nor some decluttered ops, with symbolic sizes, which is why the
+//!   detector (symbolic `h`, `w`) is written undecluttered and upsamples with a transposed convolution;
+//! - the bytes are deterministic (fixed tar timestamps): one ONNX file and one tract version give one NNEF file,
+//!   so its SHA-256 can stand in a manifest.
+
+use tract_onnx::prelude::*;
+use tract_onnx::tract_core::internal::format_err;
+
+/// The four models, by the stem of their file names.
+pub const MODEL_NAMES: [&str; 4] = ["cropper", "detector", "classifier", "ocr"];
+
+/// The input a model is converted with, without the batch dim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputSize {
+    /// `[C, H, W]`.
+    Fixed([usize; 3]),
+    /// `C` channels, height `32·h` and width `32·w` ([`SYMBOLS_HW`]).
+    Symbolic { channels: usize },
+}
+
+/// The input each model is converted with (the nominal sizes of its MODEL.md).
+pub fn input_size(name: &str) -> Option<InputSize> {
+    match name {
+        "cropper" => Some(InputSize::Fixed([3, 512, 512])),
+        "detector" => Some(InputSize::Symbolic { channels: 3 }),
+        "classifier" => Some(InputSize::Fixed([3, 96, 160])),
+        "ocr" => Some(InputSize::Fixed([1, 48, 320])),
+        _ => None,
+    }
+}
+
+/// The symbols of the detector's input height and width (`H = 32·h`, `W = 32·w`).
+pub const SYMBOLS_HW: [&str; 2] = ["h", "w"];
+
+/// Converts the ONNX model `name` (one of [`MODEL_NAMES`]) to NNEF tar bytes.
+pub fn onnx_to_nnef(name: &str, onnx: &[u8]) -> TractResult<Vec<u8>> {
+    let Some(size) = input_size(name) else {
+        return Err(format_err!(
+            "unknown model {name:?} (expected one of {MODEL_NAMES:?})"
+        ));
+    };
+    let model = tract_onnx::onnx().model_for_read(&mut &onnx[..])?;
+    let shape: TVec<TDim> = match size {
+        InputSize::Fixed(chw) => std::iter::once(1)
+            .chain(chw)
+            .map(|d| TDim::from(d as i64))
+            .collect(),
+        InputSize::Symbolic { channels } => tvec![
+            1.into(),
+            (channels as i64).into(),
+            TDim::from(model.sym(SYMBOLS_HW[0])) * 32,
+            TDim::from(model.sym(SYMBOLS_HW[1])) * 32,
+        ],
+    };
+    let mut typed = model
+        .with_input_fact(0, f32::fact(shape).into())?
+        .into_typed()?;
+    if matches!(size, InputSize::Fixed(_)) {
+        typed = typed.into_decluttered()?;
+    }
+    typed.properties.clear();
+    // tract's writer panics (`todo!`) on some symbolic dims instead of failing.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tract_nnef::nnef().write_to_tar_with_config(&typed, Vec::new(), false, true)
+    }))
+    .unwrap_or_else(|_| Err(format_err!("tract's NNEF writer panicked on {name}")))
+}

@@ -1,0 +1,135 @@
+//! NNEF builds only (feature `nnef` without `onnx`; run with `cargo test --release -p netron-ocr-core
+//! --no-default-features --features nnef,bundled-models --test models_nnef`): the bundled NNEF conversions load
+//! through the manifest, give the same outputs as the committed ONNX files run by tract's ONNX front end, refuse a
+//! tampered file, and scan a fixture.
+
+#![cfg(all(feature = "nnef", not(feature = "onnx")))]
+
+mod fixture_support;
+
+use fixture_support::{models_dir, scenes_dir, truth};
+use netron_ocr_core::models::{Model, ModelError, ModelKind, ModelSet};
+use netron_ocr_core::scanner::Scanner;
+use tract_onnx::prelude::*;
+
+/// A deterministic input in [-1, 1).
+fn input(shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let data: Vec<f32> = (0..n)
+        .map(|i| ((i as u64 * 2_654_435_761) % 2000) as f32 / 1000.0 - 1.0)
+        .collect();
+    tract_ndarray::Array::from_shape_vec(shape.to_vec(), data)
+        .unwrap()
+        .into_tensor()
+}
+
+/// The committed ONNX model run by tract-onnx on `x`, outputs in `kind.output_names()` order.
+fn onnx_outputs(kind: ModelKind, x: &Tensor) -> Vec<Tensor> {
+    let stem = kind.name();
+    let model = tract_onnx::onnx()
+        .model_for_path(models_dir().join(format!("{stem}.onnx")))
+        .unwrap()
+        .with_input_fact(0, f32::fact(x.shape()).into())
+        .unwrap()
+        .into_optimized()
+        .unwrap();
+    let names: Vec<String> = model
+        .output_outlets()
+        .unwrap()
+        .iter()
+        .map(|o| model.outlet_label(*o).unwrap().to_owned())
+        .collect();
+    let out = model
+        .into_runnable()
+        .unwrap()
+        .run(tvec!(x.clone().into()))
+        .unwrap();
+    kind.output_names()
+        .iter()
+        .map(|want| {
+            let i = names.iter().position(|n| n == want).unwrap();
+            out[i].clone().into_tensor()
+        })
+        .collect()
+}
+
+fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
+    assert_eq!(a.shape(), b.shape());
+    let a = a.to_plain_array_view::<f32>().unwrap();
+    let b = b.to_plain_array_view::<f32>().unwrap();
+    a.iter()
+        .zip(b.iter())
+        .map(|(p, q)| (p - q).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn nnef_outputs_equal_the_onnx_ones() {
+    let set = ModelSet::bundled().expect("bundled NNEF models load");
+    let cases: [(ModelKind, &[usize]); 5] = [
+        (ModelKind::Cropper, &[1, 3, 512, 512]),
+        (ModelKind::Detector, &[1, 3, 512, 512]),
+        (ModelKind::Detector, &[1, 3, 352, 512]),
+        (ModelKind::Classifier, &[1, 3, 96, 160]),
+        (ModelKind::Ocr, &[1, 1, 48, 320]),
+    ];
+    for (kind, shape) in cases {
+        let model = set.get(kind);
+        assert!(model.kind().file_name().ends_with(".nnef.tar"));
+        let x = input(shape);
+        let got = if kind.variable_hw() {
+            model.run_any_size(x.clone()).unwrap()
+        } else {
+            model.run(x.clone()).unwrap()
+        };
+        let want = onnx_outputs(kind, &x);
+        assert_eq!(got.len(), want.len());
+        for (name, (g, w)) in kind.output_names().iter().zip(got.iter().zip(&want)) {
+            let d = max_abs_diff(g, w);
+            assert!(
+                d <= 1e-5,
+                "{kind} {shape:?} {name}: max |NNEF − ONNX| = {d}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_tampered_nnef_file_is_refused() {
+    let dir = std::env::temp_dir().join(format!("netron-ocr-nnef-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(ModelKind::Classifier.file_name());
+    let converted = netron_ocr_convert_output(ModelKind::Classifier);
+    std::fs::write(&file, &converted).unwrap();
+    Model::from_dir(ModelKind::Classifier, &dir).expect("the converted file matches the manifest");
+    let mut tampered = converted;
+    let last = tampered.len() - 600;
+    tampered[last] ^= 0x40;
+    std::fs::write(&file, &tampered).unwrap();
+    let err = Model::from_dir(ModelKind::Classifier, &dir).unwrap_err();
+    assert!(
+        matches!(err, ModelError::HashMismatch { ref file, .. } if file == "classifier.nnef.tar"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// What `netron-ocr-convert` writes for `kind`: the same bytes as the bundled conversion.
+fn netron_ocr_convert_output(kind: ModelKind) -> Vec<u8> {
+    let onnx = std::fs::read(models_dir().join(format!("{}.onnx", kind.name()))).unwrap();
+    netron_ocr_convert::onnx_to_nnef(kind.name(), &onnx).unwrap()
+}
+
+#[test]
+fn a_fixture_scans_with_the_nnef_models() {
+    let scanner = Scanner::new().unwrap();
+    let result = scanner
+        .scan_file(&scenes_dir().join("000000.shot.png"))
+        .unwrap();
+    let want = truth("000000.shot.json");
+    let (got, expected) = (result.graph.nodes.len(), want.nodes.len());
+    assert!(
+        got * 10 >= expected * 8 && got <= expected * 12 / 10 + 1,
+        "{got} nodes found, truth has {expected}"
+    );
+}
