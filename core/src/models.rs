@@ -313,6 +313,7 @@ fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableMode
 fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableModel>> {
     let [c, h, w] = chw;
     let mut subs = HashMap::new();
+    // The symbols `netron-ocr-convert` writes (its `SYMBOLS_HW`): H = 32·h, W = 32·w.
     for (name, side) in [("h", h), ("w", w)] {
         if let Some(symbol) = model.symbols.get(name) {
             subs.insert(symbol, TDim::from((side / HW_MULTIPLE) as i64));
