@@ -181,8 +181,12 @@ fn benches(c: &mut Criterion) {
     stage.bench_function("classify", |b| {
         b.iter(|| classifier.classify(&mid.image, &titles).unwrap())
     });
+    let skew = reader.estimate_skew(&mid.image, &crop);
+    stage.bench_function("skew", |b| {
+        b.iter(|| reader.estimate_skew(&mid.image, &crop))
+    });
     stage.bench_function("read", |b| {
-        b.iter(|| reader.read(&mid.image, &texts).unwrap())
+        b.iter(|| reader.read(&mid.image, &texts, skew).unwrap())
     });
     stage.finish();
 

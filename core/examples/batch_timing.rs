@@ -19,7 +19,7 @@ use netron_ocr_core::detect::{DetectParams, Detector};
 use netron_ocr_core::graph::{BBox, GraphJson};
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
-use netron_ocr_core::{classify, crop, detect, frame, read};
+use netron_ocr_core::{classify, crop, detect, frame, read, skew};
 use tract_onnx::prelude::*;
 
 #[path = "support/thread_cpu.rs"]
@@ -320,12 +320,25 @@ fn stages(reps: usize, photo: &str, truth: &str) -> TractResult<()> {
         .map(|t| t.bbox)
         .chain(g.inputs.iter().chain(&g.outputs).map(|p| p.bbox))
         .collect();
+    let region = [crop.x0, crop.y0, crop.x1, crop.y1].map(f64::from);
+    let estimate = || {
+        models
+            .alphabet
+            .skew
+            .map_or(0.0, |p| skew::estimate_skew(&image, region, &p))
+    };
+    let skew = estimate();
+    let (k, _) = time(reps, || {
+        estimate();
+        Ok(())
+    })?;
+    println!("skew {skew:.2}°: estimate {k:.1} ms");
     let (p, _) = time(reps, || {
-        read::ocr_input(&image, &texts, &models.alphabet)
+        read::ocr_input(&image, &texts, &models.alphabet, skew)
             .map(drop)
             .map_err(err)
     })?;
-    let x = read::ocr_input(&image, &texts, &models.alphabet).map_err(err)?;
+    let x = read::ocr_input(&image, &texts, &models.alphabet, skew).map_err(err)?;
     let (m, _) = time(reps, || models.ocr.run(x.clone()).map(drop).map_err(err))?;
     println!(
         "read {} crops: preprocess {p:.1} ms, model {m:.1} ms",

@@ -4,9 +4,12 @@
 //! Usage: `crop_dump IMAGE BOXES.json OUT_DIR`
 //!
 //! - IMAGE: a PNG or JPEG file, decoded with `netron_ocr_core::frame::decode_file` (what the library does);
-//! - BOXES.json: `{"titles": [[x0, y0, x1, y1], …], "texts": [[x0, y0, x1, y1], …]}` in source pixels;
-//! - writes `OUT_DIR/classifier.npy` (float32 `[N, 3, 96, 160]`, `classify::classifier_input`) and
-//!   `OUT_DIR/ocr.npy` (float32 `[M, 1, 48, 160]`, `read::ocr_input`), each only when its list is non-empty.
+//! - BOXES.json: `{"titles": [[x0, y0, x1, y1], …], "texts": [[x0, y0, x1, y1], …], "skew_region": [x0, y0, x1,
+//!   y1], "skew": degrees}` in source pixels (`skew_region` optional: the OCR crops follow the skew estimated
+//!   there, else 0; `skew` optional: the OCR crops follow it instead);
+//! - writes `OUT_DIR/skew.json` (`{"skew": degrees}`), `OUT_DIR/classifier.npy` (float32 `[N, 3, 96, 160]`,
+//!   `classify::classifier_input`) and `OUT_DIR/ocr.npy` (float32 `[M, 1, 48, 320]`, `read::ocr_input`), each
+//!   npy only when its list is non-empty.
 //!
 //! Errors are reported with a non-zero exit status, never a panic.
 
@@ -15,7 +18,7 @@ use std::process::ExitCode;
 
 use netron_ocr_core::graph::BBox;
 use netron_ocr_core::vocab::Alphabet;
-use netron_ocr_core::{classify, frame, read};
+use netron_ocr_core::{classify, frame, read, skew};
 use serde::Deserialize;
 use tract_onnx::prelude::Tensor;
 
@@ -25,6 +28,12 @@ struct Boxes {
     titles: Vec<BBox>,
     #[serde(default)]
     texts: Vec<BBox>,
+    /// Region to estimate the skew on (`skew::estimate_skew`); the OCR crops follow that skew. Without it, 0.
+    #[serde(default)]
+    skew_region: Option<[f64; 4]>,
+    /// A skew to cut the OCR crops at instead (the estimate is still written to `skew.json`).
+    #[serde(default)]
+    skew: Option<f64>,
 }
 
 /// `.npy` version 1.0, little-endian float32, C order.
@@ -65,8 +74,15 @@ fn run(image: &Path, boxes: &Path, out: &Path) -> Result<(), String> {
         let t = classify::classifier_input(&img, &boxes.titles).map_err(|e| e.to_string())?;
         write_npy(&out.join("classifier.npy"), &t)?;
     }
+    let skew = match (boxes.skew_region, alphabet.skew) {
+        (Some(region), Some(params)) => skew::estimate_skew(&img, region, &params),
+        _ => 0.0,
+    };
+    std::fs::write(out.join("skew.json"), format!("{{\"skew\": {skew:?}}}\n"))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
     if !boxes.texts.is_empty() {
-        let t = read::ocr_input(&img, &boxes.texts, &alphabet).map_err(|e| e.to_string())?;
+        let at = boxes.skew.unwrap_or(skew);
+        let t = read::ocr_input(&img, &boxes.texts, &alphabet, at).map_err(|e| e.to_string())?;
         write_npy(&out.join("ocr.npy"), &t)?;
     }
     Ok(())

@@ -13,6 +13,7 @@ pub mod quality;
 pub mod read;
 pub mod resample;
 pub mod scanner;
+pub mod skew;
 pub mod vocab;
 
 pub use error::ScanError;

@@ -6,12 +6,15 @@
 //! - grey: Pillow's `convert("L")` of the full-resolution upright RGB source ([`crate::resample::luma`]);
 //! - crop: the text box grown by `crop_pad_fraction` (0.15) × box height on every side, clipped to the image;
 //! - resize: to height `input_height` (48) keeping the aspect, width
-//!   `w = clamp(round(crop_w · 48 / crop_h), 1, 160)` (round half to even, as Python), antialiased bilinear over
+//!   `w = clamp(round(crop_w · 48 / crop_h), 1, 320)` (round half to even, as Python), antialiased bilinear over
 //!   the fractional box ([`crate::resample`], bit-exact with Pillow);
-//! - pad: columns `w..160` take the mean grey of the resized crop's border (top row, bottom row, left column,
+//! - skew: when the image's skew ([`crate::skew::estimate_skew`], once per image on the crop region) is at least
+//!   `min_deg` (1.5°), the crop is instead the upright rectangle behind the box, sampled along the skew
+//!   ([`crate::skew::rotated_text_crop`]; same padding and output height);
+//! - pad: columns `w..320` take the mean grey of the resized crop's border (top row, bottom row, left column,
 //!   right column, corners counted twice);
-//! - normalise: `v / 127.5 − 1` (float32, `[−1, 1]`), layout `[N, 1, 48, 160]`;
-//! - output `logits [N, T, C]` (T = 40 steps, C = blank + symbols); decoding: argmax per step, collapse
+//! - normalise: `v / 127.5 − 1` (float32, `[−1, 1]`), layout `[N, 1, 48, 320]`;
+//! - output `logits [N, T, C]` (T = 80 steps, C = blank + symbols); decoding: argmax per step, collapse
 //!   repeats, drop the blank (class 0).
 
 use image::RgbImage;
@@ -21,6 +24,7 @@ use crate::error::ScanError;
 use crate::graph::BBox;
 use crate::models::Model;
 use crate::resample;
+use crate::skew;
 use crate::vocab::Alphabet;
 
 const STAGE: &str = "ocr";
@@ -72,17 +76,31 @@ impl TextReader {
         &self.alphabet
     }
 
-    /// Reads every text box (source-image pixels of `image`, the full-resolution upright frame). One result
-    /// per box, in order. Errors: a box that is not finite and ordered or does not overlap the image
-    /// ([`ScanError::Input`]); a failed run or a crop's logits not shaped `[1, time_steps, classes]`
-    /// ([`ScanError::Inference`]).
-    pub fn read(&self, image: &RgbImage, boxes: &[BBox]) -> Result<Vec<TextRead>, ScanError> {
+    /// The image's skew in degrees as the OCR expects it ([`skew::estimate_skew`] on `region`, the padded crop
+    /// in source pixels); 0 when the alphabet has no skew settings.
+    pub fn estimate_skew(&self, image: &RgbImage, region: &BBox) -> f64 {
+        let r = [region.x0, region.y0, region.x1, region.y1].map(f64::from);
+        self.alphabet
+            .skew
+            .map_or(0.0, |p| skew::estimate_skew(image, r, &p))
+    }
+
+    /// Reads every text box (source-image pixels of `image`, the full-resolution upright frame) of an image
+    /// with skew `skew_deg` ([`TextReader::estimate_skew`]). One result per box, in order. Errors: a box that
+    /// is not finite and ordered or does not overlap the image ([`ScanError::Input`]); a failed run or a crop's
+    /// logits not shaped `[1, time_steps, classes]` ([`ScanError::Inference`]).
+    pub fn read(
+        &self,
+        image: &RgbImage,
+        boxes: &[BBox],
+        skew_deg: f64,
+    ) -> Result<Vec<TextRead>, ScanError> {
         let mut out = Vec::with_capacity(boxes.len());
         let classes = self.alphabet.classes();
         for chunk in boxes.chunks(self.params.batch_size.max(1)) {
             let inputs = chunk
                 .iter()
-                .map(|b| text_input(image, b, &self.alphabet))
+                .map(|b| text_input(image, b, &self.alphabet, skew_deg))
                 .collect::<Result<Vec<_>, _>>()?;
             for logits in self.model.run_each_single(inputs)? {
                 let view = logits
@@ -190,11 +208,14 @@ pub fn text_width(crop_w: f64, crop_h: f64, out_h: u32, max_w: u32) -> u32 {
 }
 
 /// One text crop before padding and normalisation: 8-bit grey, `input_height` rows × `w` columns
-/// (`w ≤ input_width`), row-major. Returns `(pixels, w)`. Error: see [`text_region`].
+/// (`w ≤ input_width`), row-major; cut along the skew when `|skew_deg|` lies in the alphabet's
+/// `[min_deg, max_deg]` ([`skew::rotated_text_crop`]), else axis-aligned (NaN included). Returns `(pixels, w)`.
+/// Error: see [`text_region`].
 pub fn text_crop(
     image: &RgbImage,
     text: &BBox,
     alphabet: &Alphabet,
+    skew_deg: f64,
 ) -> Result<(Vec<u8>, u32), ScanError> {
     let bad = || ScanError::Input {
         stage: STAGE,
@@ -215,6 +236,19 @@ pub fn text_crop(
         alphabet.crop_pad_fraction,
     )
     .ok_or_else(bad)?;
+    let turned = |p: &skew::SkewParams| (p.min_deg..=p.max_deg).contains(&skew_deg.abs());
+    if let Some(params) = alphabet.skew.filter(turned) {
+        let b = [text.x0, text.y0, text.x1, text.y1].map(f64::from);
+        return Ok(skew::rotated_text_crop(
+            image,
+            b,
+            skew_deg,
+            alphabet.crop_pad_fraction,
+            alphabet.input_height,
+            alphabet.input_width,
+            &params,
+        ));
+    }
     let w = text_width(
         r[2] - r[0],
         r[3] - r[1],
@@ -262,8 +296,13 @@ pub fn normalise_into(pixels: &[u8], w: usize, input_width: usize, out: &mut [f3
 
 /// The OCR input for one text box, as [`TextReader::read`] runs it: float32
 /// `[1, 1, input_height, input_width]`. Errors: see [`text_crop`].
-pub fn text_input(image: &RgbImage, text: &BBox, alphabet: &Alphabet) -> Result<Tensor, ScanError> {
-    ocr_input(image, std::slice::from_ref(text), alphabet)
+pub fn text_input(
+    image: &RgbImage,
+    text: &BBox,
+    alphabet: &Alphabet,
+    skew_deg: f64,
+) -> Result<Tensor, ScanError> {
+    ocr_input(image, std::slice::from_ref(text), alphabet, skew_deg)
 }
 
 /// The OCR input for `boxes` stacked: float32 `[N, 1, input_height, input_width]`, item `i` equal to
@@ -272,6 +311,7 @@ pub fn ocr_input(
     image: &RgbImage,
     boxes: &[BBox],
     alphabet: &Alphabet,
+    skew_deg: f64,
 ) -> Result<Tensor, ScanError> {
     let (h, w) = (
         alphabet.input_height as usize,
@@ -283,7 +323,7 @@ pub fn ocr_input(
         let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
         let data = plain.as_slice_mut::<f32>().map_err(tract)?;
         for (b, out) in boxes.iter().zip(data.chunks_exact_mut(h * w)) {
-            let (pixels, cw) = text_crop(image, b, alphabet)?;
+            let (pixels, cw) = text_crop(image, b, alphabet, skew_deg)?;
             normalise_into(&pixels, cw as usize, w, out);
         }
     }

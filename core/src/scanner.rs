@@ -159,6 +159,8 @@ pub struct ScanDebug {
     pub edges: Vec<RecoveredEdge>,
     /// The layout direction used.
     pub direction: Direction,
+    /// The image's skew in degrees, as the OCR crops followed it ([`TextReader::estimate_skew`]).
+    pub skew: f64,
 }
 
 /// Result of one scan.
@@ -399,6 +401,7 @@ impl Scanner {
             texts: Vec::new(),
             edges: Vec::new(),
             direction: Direction::Vertical,
+            skew: 0.0,
         });
         Ok(ScanResult {
             graph,
@@ -482,7 +485,8 @@ impl Scanner {
         timings.classify += ms(t);
 
         let t = Instant::now();
-        self.read_unsure_titles(image, &title_boxes, &mut ops)?;
+        let skew = self.reader.estimate_skew(image, &crop.bbox);
+        self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
         timings.read = ms(t);
 
         let t = Instant::now();
@@ -495,7 +499,7 @@ impl Scanner {
         let texts = if text_boxes.is_empty() {
             Vec::new()
         } else {
-            self.reader.read(image, &text_boxes)?
+            self.reader.read(image, &text_boxes, skew)?
         };
         timings.read += ms(t);
 
@@ -580,6 +584,7 @@ impl Scanner {
             texts,
             edges: edge_result.edges,
             direction,
+            skew,
         });
         Ok(ScanResult {
             graph,
@@ -631,6 +636,7 @@ impl Scanner {
         image: &RgbImage,
         title_boxes: &[BBox],
         ops: &mut [OpPrediction],
+        skew: f64,
     ) -> Result<(), ScanError> {
         let Some(below) = self.params.read_titles_below else {
             return Ok(());
@@ -643,7 +649,7 @@ impl Scanner {
         }
         let boxes: Vec<BBox> = unsure.iter().map(|&i| title_boxes[i]).collect();
         let vocab = self.classifier.vocab();
-        for (&i, read) in unsure.iter().zip(self.reader.read(image, &boxes)?) {
+        for (&i, read) in unsure.iter().zip(self.reader.read(image, &boxes, skew)?) {
             if let Some(index) = op_from_title_text(&read.text, vocab) {
                 let op = vocab.ops[index].clone();
                 ops[i] = OpPrediction {

@@ -12,6 +12,7 @@
 use serde::Deserialize;
 
 use crate::models::{ModelError, ALPHABET_JSON, VOCAB_JSON};
+use crate::skew::SkewParams;
 
 /// Number of operators of the shipped vocabulary (`models/vocab.json`, ONNX opset 20 subset).
 pub const VOCAB_OPS: usize = 72;
@@ -122,16 +123,18 @@ impl Vocab {
 pub struct Alphabet {
     /// CTC class `i ≥ 1` is `symbols[i − 1]`; each is exactly one `char`.
     pub symbols: Vec<String>,
-    /// Output time steps of the OCR model (40).
+    /// Output time steps of the OCR model (80).
     pub time_steps: usize,
     /// Longest text the model was trained on (32 characters).
     pub max_length: usize,
     /// Input height in pixels (48).
     pub input_height: u32,
-    /// Input width in pixels (160).
+    /// Input width in pixels (320).
     pub input_width: u32,
     /// Crop padding on every side, as a fraction of the text box height (0.15).
     pub crop_pad_fraction: f64,
+    /// How crops follow a skewed photo (`input.skew`); `None` for a model trained on axis-aligned crops only.
+    pub skew: Option<SkewParams>,
     chars: Vec<char>,
 }
 
@@ -154,13 +157,23 @@ struct AlphabetInput {
     height: u32,
     width: u32,
     crop_pad_fraction_of_height: f64,
+    #[serde(default)]
+    skew: Option<SkewFile>,
+}
+
+#[derive(Deserialize)]
+struct SkewFile {
+    min_deg: f64,
+    max_deg: f64,
+    max_side: u32,
+    max_samples: u32,
 }
 
 impl Alphabet {
     /// Parses `ocr_alphabet.json` (`format` `netron-ocr.ocr-alphabet`, version 1). Errors: malformed JSON or
     /// missing fields, another format/version, blank ≠ 0, an empty symbol list, a symbol that is not exactly
     /// one character, a repeated symbol, `num_classes ≠ symbols + 1`, zero time steps or input sizes, an input
-    /// that is not one-channel NCHW, a crop padding outside `[0, 2]`.
+    /// that is not one-channel NCHW, a crop padding outside `[0, 2]`, skew settings out of range.
     pub fn from_json(text: &str) -> Result<Alphabet, ModelError> {
         const FILE: &str = "ocr_alphabet.json";
         let file: AlphabetFile =
@@ -229,6 +242,31 @@ impl Alphabet {
                 format!("crop_pad_fraction_of_height {pad} outside [0, 2]"),
             ));
         }
+        let skew = match &input.skew {
+            None => None,
+            Some(k) => {
+                let ok = (0.0..=45.0).contains(&k.min_deg)
+                    && (k.min_deg..=45.0).contains(&k.max_deg)
+                    && k.max_side >= 32
+                    && (1..=16).contains(&k.max_samples);
+                if !ok {
+                    return Err(metadata(
+                        FILE,
+                        format!(
+                            "skew min_deg {} max_deg {} max_side {} max_samples {}: expected \
+                             0 ≤ min_deg ≤ max_deg ≤ 45, max_side ≥ 32, max_samples 1..=16",
+                            k.min_deg, k.max_deg, k.max_side, k.max_samples
+                        ),
+                    ));
+                }
+                Some(SkewParams {
+                    min_deg: k.min_deg,
+                    max_deg: k.max_deg,
+                    max_side: k.max_side,
+                    max_samples: k.max_samples,
+                })
+            }
+        };
         Ok(Alphabet {
             symbols: file.symbols,
             time_steps: file.time_steps,
@@ -236,6 +274,7 @@ impl Alphabet {
             input_height: input.height,
             input_width: input.width,
             crop_pad_fraction: pad,
+            skew,
             chars,
         })
     }

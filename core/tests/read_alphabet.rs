@@ -88,3 +88,29 @@ fn malformed_alphabets_are_typed_errors() {
         "input",
     );
 }
+
+#[test]
+fn skew_settings_are_optional_and_checked() {
+    let s = Alphabet::bundled()
+        .unwrap()
+        .skew
+        .expect("shipped with skew");
+    assert_eq!((s.min_deg, s.max_deg), (1.5, 20.0));
+    assert_eq!((s.max_side, s.max_samples), (512, 4));
+    let without = edited(|d| {
+        d["input"].as_object_mut().unwrap().remove("skew");
+    });
+    assert_eq!(Alphabet::from_json(&without).unwrap().skew, None);
+    rejects(
+        &edited(|d| d["input"]["skew"]["max_deg"] = 1.0.into()),
+        "skew",
+    );
+    rejects(
+        &edited(|d| d["input"]["skew"]["max_samples"] = 0.into()),
+        "skew",
+    );
+    rejects(
+        &edited(|d| d["input"]["skew"]["max_side"] = 8.into()),
+        "skew",
+    );
+}

@@ -7,6 +7,7 @@ use image::RgbImage;
 use netron_ocr_core::graph::BBox;
 use netron_ocr_core::models::ModelKind;
 use netron_ocr_core::read::{ctc_greedy, ocr_input, text_crop, text_input, ReadParams, TextReader};
+use netron_ocr_core::skew::estimate_skew;
 use netron_ocr_core::vocab::Alphabet;
 use netron_ocr_core::ScanError;
 
@@ -20,8 +21,9 @@ fn reader(params: ReadParams) -> TextReader {
     TextReader::new(model, Alphabet::bundled().unwrap(), params)
 }
 
-/// (name, image, boxes, texts) of every fixture image: untruncated tensor labels and pills at least 3 px high.
-fn fixture_texts() -> Vec<(String, RgbImage, Vec<BBox>, Vec<String>)> {
+/// (name, image, boxes, texts, skew) of every fixture image: untruncated tensor labels and pills at least 3 px
+/// high, and the image's skew as the scanner estimates it on the truth canvas padded by 4%.
+fn fixture_texts() -> Vec<(String, RgbImage, Vec<BBox>, Vec<String>, f64)> {
     fixture_support::scenes()
         .into_iter()
         .map(|scene| {
@@ -39,7 +41,14 @@ fn fixture_texts() -> Vec<(String, RgbImage, Vec<BBox>, Vec<String>)> {
                 })
                 .map(|(b, text, _)| (b, text))
                 .unzip();
-            (scene.name.clone(), scene.image(), boxes, texts)
+            let img = scene.image();
+            let c = g.padded_canvas(0.04);
+            let region = [c.x0, c.y0, c.x1, c.y1].map(f64::from);
+            let skew = Alphabet::bundled()
+                .unwrap()
+                .skew
+                .map_or(0.0, |p| estimate_skew(&img, region, &p));
+            (scene.name.clone(), img, boxes, texts, skew)
         })
         .collect()
 }
@@ -49,8 +58,8 @@ fn reads_fixture_texts() {
     let r = reader(ReadParams::default());
     let a = r.alphabet().clone();
     let (mut exact, mut total) = (0usize, 0usize);
-    for (name, img, boxes, texts) in fixture_texts() {
-        let reads = r.read(&img, &boxes).unwrap();
+    for (name, img, boxes, texts, skew) in fixture_texts() {
+        let reads = r.read(&img, &boxes, skew).unwrap();
         assert_eq!(reads.len(), boxes.len(), "{name}");
         for (got, truth) in reads.iter().zip(&texts) {
             assert!((0.0..=1.0).contains(&got.confidence), "{name}: {got:?}");
@@ -74,15 +83,15 @@ fn reads_fixture_texts() {
 
 #[test]
 fn batching_does_not_change_the_answer() {
-    let (_, img, boxes, _) = fixture_texts()
+    let (_, img, boxes, _, skew) = fixture_texts()
         .into_iter()
         .find(|t| t.2.len() >= 5)
         .unwrap();
     let one = reader(ReadParams { batch_size: 1 })
-        .read(&img, &boxes)
+        .read(&img, &boxes, skew)
         .unwrap();
     let many = reader(ReadParams { batch_size: 3 })
-        .read(&img, &boxes)
+        .read(&img, &boxes, skew)
         .unwrap();
     for (a, b) in one.iter().zip(&many) {
         assert_eq!(a.text, b.text);
@@ -92,7 +101,7 @@ fn batching_does_not_change_the_answer() {
     // through `Model::run`.
     let a = Alphabet::bundled().unwrap();
     let stacked = fixture_support::model(ModelKind::Ocr)
-        .run(ocr_input(&img, &boxes, &a).unwrap())
+        .run(ocr_input(&img, &boxes, &a, skew).unwrap())
         .unwrap();
     let logits = stacked[0].to_plain_array_view::<f32>().unwrap();
     assert_eq!(logits.shape()[..1], [boxes.len()]);
@@ -118,11 +127,11 @@ fn input_tensor_layout_and_padding() {
         BBox::new(50.0, 40.0, 90.0, 50.0),
         BBox::new(150.0, 40.0, 160.0, 50.0),
     ];
-    let (pixels, w) = text_crop(&img, &boxes[0], &a).unwrap();
+    let (pixels, w) = text_crop(&img, &boxes[0], &a, 0.0).unwrap();
     assert_eq!((w, pixels.len()), (159, 159 * 48));
-    assert_eq!(text_crop(&img, &boxes[1], &a).unwrap().1, 48);
-    let t = ocr_input(&img, &boxes, &a).unwrap();
-    let second = text_input(&img, &boxes[1], &a).unwrap();
+    assert_eq!(text_crop(&img, &boxes[1], &a, 0.0).unwrap().1, 48);
+    let t = ocr_input(&img, &boxes, &a, 0.0).unwrap();
+    let second = text_input(&img, &boxes[1], &a, 0.0).unwrap();
     assert_eq!(
         second,
         t.slice(0, 1, 2).unwrap(),
@@ -145,15 +154,32 @@ fn input_tensor_layout_and_padding() {
 fn bad_boxes_are_input_errors() {
     let r = reader(ReadParams::default());
     let img = RgbImage::new(50, 40);
-    assert!(r.read(&img, &[]).unwrap().is_empty());
+    assert!(r.read(&img, &[], 0.0).unwrap().is_empty());
     for b in [
         BBox::new(0.0, f32::INFINITY, 10.0, 10.0),
         BBox::new(10.0, 10.0, 5.0, 20.0),
         BBox::new(60.0, 1.0, 80.0, 9.0),
     ] {
-        match r.read(&img, &[b]) {
+        match r.read(&img, &[b], 0.0) {
             Err(ScanError::Input { stage: "ocr", .. }) => {}
             other => panic!("{b:?}: {other:?}"),
         }
     }
+}
+
+#[test]
+fn odd_skews_fall_back_to_axis_aligned_crops() {
+    let a = Alphabet::bundled().unwrap();
+    let img = RgbImage::from_fn(200, 100, |x, y| {
+        let bar = (50..90).contains(&x) && (40..50).contains(&y);
+        image::Rgb(if bar { [0, 0, 0] } else { [255, 255, 255] })
+    });
+    let b = BBox::new(50.0, 40.0, 90.0, 50.0);
+    let upright = text_crop(&img, &b, &a, 0.0).unwrap();
+    for skew in [f64::NAN, f64::INFINITY, -90.0, 45.0, 1.0] {
+        assert_eq!(text_crop(&img, &b, &a, skew).unwrap(), upright, "{skew}");
+    }
+    let turned = text_crop(&img, &b, &a, 5.0).unwrap();
+    assert_ne!(turned, upright);
+    assert_eq!(turned.0.len(), 48 * turned.1 as usize);
 }

@@ -14,8 +14,9 @@ the one whose truth node count is closest to 20 (ties: first by name). Stages ti
 - detect_square: the same with every tile padded to 512 × 512 (the input before issue #6; Rust
   `stage/detect_square`);
 - classify: `classifier.preprocess_title` on every truth title box, normalisation, one batched run, softmax;
-- read: `ocr.preprocess_text` on every truth tensor / input / output box, `to_ocr_tensor`, one batched run, greedy
-  CTC.
+- skew: `ocr.estimate_skew` on the truth canvas padded by 4% (Rust `stage/skew`, `TextReader::estimate_skew`);
+- read: `ocr.preprocess_text` at that skew on every truth tensor / input / output box, `to_ocr_tensor`, one batched
+  run, greedy CTC.
 Image decoding is excluded on both sides.
 """
 
@@ -120,12 +121,15 @@ def main(argv=None) -> int:
         x = (crops.transpose(0, 3, 1, 2).astype(np.float32) / 255.0 - mean) / std
         return classifier.softmax(runners["classifier"](x)["logits"])
 
+    grey_array = np.asarray(grey)
+    skew = ocr.estimate_skew(grey_array, canvas)
+
     def read():
-        x = ocr.to_ocr_tensor([ocr.preprocess_text(grey, b) for b in texts])
+        x = ocr.to_ocr_tensor([ocr.preprocess_text(grey, b, skew_deg=skew) for b in texts])
         return ocr.ctc_greedy_ids(runners["ocr"](x)["logits"])
 
     stages = {"crop": crop, "detect": detect, "detect_square": lambda: detect(square=True), "classify": classify,
-              "read": read}
+              "skew": lambda: ocr.estimate_skew(grey_array, canvas), "read": read}
     report = {"scene": str(image_path), "stages": {}}
     print(f"{'stage':<10} {'ort ms':>8} {'tract ms':>9} {'ratio':>6}")
     for name, fn in stages.items():

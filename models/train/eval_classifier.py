@@ -117,6 +117,8 @@ def main(argv=None) -> int:
     p.add_argument("--vocab", type=Path, default=VOCAB_PATH)
     p.add_argument("--split", choices=["test", "val", "train", "all"], default="test")
     p.add_argument("--max", type=int, default=None, help="evaluate at most this many crops (random, fixed seed)")
+    p.add_argument("--min-scene", type=int, default=0, help="only scenes with index ≥ this (e.g. those added to "
+                   "the dataset after an older model chose its checkpoint on the validation split)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", type=Path, default=None, help="write the full report here")
     args = p.parse_args(argv)
@@ -127,7 +129,8 @@ def main(argv=None) -> int:
     ops = list(vocab.ops)
     categories = [o.category for o in vocab.operators]
     crops = [c for c in classifier.collect_title_crops(args.data, vocab)
-             if args.split == "all" or classifier.split_of(c.image.index) == args.split]
+             if (args.split == "all" or classifier.split_of(c.image.index) == args.split)
+             and c.image.index >= args.min_scene]
     if args.max and len(crops) > args.max:
         keep = sorted(np.random.default_rng(0).choice(len(crops), args.max, replace=False).tolist())
         crops = [crops[i] for i in keep]

@@ -27,16 +27,22 @@ from train import common, ocr
 from train.eval_classifier import make_variant
 
 
-def cut_crops(crops: list[ocr.TextCrop]) -> list[np.ndarray]:
+def cut_crops(crops: list[ocr.TextCrop], skew: bool = True) -> list[np.ndarray]:
+    """Inference crops of the truth boxes; with `skew`, each image's crops are cut at its `estimate_skew` (on
+    `ocr.canvas_region`, the truth canvas grown by 4%, standing in for the cropper's padded crop)."""
     out: list[np.ndarray | None] = [None] * len(crops)
     by_image: dict[Path, list[int]] = {}
     for i, c in enumerate(crops):
         by_image.setdefault(c.image.image_path, []).append(i)
     for path, ids in by_image.items():
+        img = crops[ids[0]].image
         with Image.open(path) as im:
             grey = im.convert("RGB").convert("L")
+            angle = 0.0
+            if skew:
+                angle = ocr.estimate_skew(np.asarray(grey), ocr.canvas_region(common.load_truth(img.truth_path)))
             for i in ids:
-                out[i] = ocr.preprocess_text(grey, crops[i].box)
+                out[i] = ocr.preprocess_text(grey, crops[i].box, skew_deg=angle)
     return out
 
 
@@ -60,6 +66,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--titles", action="store_true", help="also node titles as drawn (kind `title`)")
+    p.add_argument("--no-skew", action="store_true", help="axis-aligned crops only (pre-session-7 preprocessing)")
     args = p.parse_args(argv)
     if args.ckpt is None and args.onnx is None:
         p.error("give --ckpt and/or --onnx")
@@ -73,7 +80,7 @@ def main(argv=None) -> int:
     if not crops:
         raise SystemExit(f"no {args.split} text crops under {args.data}")
     t0 = time.time()
-    images = cut_crops(crops)
+    images = cut_crops(crops, skew=not args.no_skew)
     refs = [c.text for c in crops]
     kinds = [c.kind for c in crops]
     heights = [c.height for c in crops]

@@ -52,6 +52,9 @@ MIN_TRAIN_TEXT_PX = 6.0  # ... and lower than this are not trained on (unreadabl
 KINDS = ("shape", "name", "weight", "title")
 DEFAULT_CONFIG = {"channels": [16, 32, 64, 96], "hidden": 96, "rnn_layers": 2}
 PARAM_BUDGET = 1_260_000
+SKEW_MIN_DEG, SKEW_MAX_DEG = 1.5, 20.0  # crops are cut rotated when the image's skew is at least SKEW_MIN_DEG
+SKEW_MAX_SIDE = 512  # the skew is estimated on the canvas region block-averaged to at most this side
+SKEW_MAX_SS = 4  # rotated crops: at most 4×4 bilinear samples per output pixel
 SIZE_BUCKETS = ((0.0, 6.0, "<6px"), (6.0, 9.0, "6-9px"), (9.0, 14.0, "9-14px"), (14.0, 1e9, ">=14px"))
 
 
@@ -190,11 +193,114 @@ def padded_text_box(box, pads, width: float, height: float):
     return (max(0.0, x0 - l * h), max(0.0, y0 - t * h), min(float(width), x1 + r * h), min(float(height), y1 + b * h))
 
 
-def preprocess_text(gray: Image.Image, box, pad_frac: float = INFER_PAD_FRAC) -> np.ndarray:
-    """Reference inference preprocessing: grey ("L") source image + text box → uint8 48×w crop (w ≤ 320), unpadded."""
+def preprocess_text(gray: Image.Image, box, pad_frac: float = INFER_PAD_FRAC, skew_deg: float = 0.0) -> np.ndarray:
+    """Reference inference preprocessing: grey ("L") source image + text box → uint8 48×w crop (w ≤ 320), unpadded.
+
+    `skew_deg` is the image's skew (`estimate_skew`); within [SKEW_MIN_DEG, SKEW_MAX_DEG] the crop is
+    `rotated_text_crop`."""
+    if SKEW_MIN_DEG <= abs(skew_deg) <= SKEW_MAX_DEG:
+        return rotated_text_crop(np.asarray(gray), box, skew_deg, (pad_frac,) * 4)
     crop = padded_text_box(box, (pad_frac,) * 4, gray.width, gray.height)
     w = output_width(crop[2] - crop[0], crop[3] - crop[1])
     return np.asarray(gray.resize((w, OCR_H), Image.BILINEAR, box=crop))
+
+
+def estimate_skew(grey: np.ndarray, region) -> float:
+    """Skew of the Netron canvas in degrees: the direction of text lines and card edges, atan2(dy, dx) in image
+    coordinates (y down; negative = rising to the right), in [−SKEW_MAX_DEG, SKEW_MAX_DEG], else 0.
+
+    Reference for the Rust core (same arithmetic, float64): the integer region (floor/ceil of `region`, clipped) is
+    block-averaged by f = ceil(max side / SKEW_MAX_SIDE) (integer block sums / f²; trailing rows/columns dropped);
+    3×3 Sobel gx, gy on the interior; magnitude sqrt(gx² + gy²); orientation degrees(atan2(gy, gx)) folded modulo
+    90° into [−45, 45); pixels with magnitude above the (n·9 div 10)-th smallest magnitude vote, weighted by
+    magnitude, into 180 bins of 0.5°; the histogram is smoothed circularly with (1, 2, 3, 2, 1); the first maximum
+    is refined by a parabola through its neighbours. Regions under 32 px on a side (or under 3 blocks) give 0."""
+    if not all(math.isfinite(v) for v in region):
+        return 0.0
+    h_img, w_img = grey.shape[:2]
+    x0, y0 = max(0, math.floor(region[0])), max(0, math.floor(region[1]))
+    x1, y1 = min(w_img, math.ceil(region[2])), min(h_img, math.ceil(region[3]))
+    if x1 - x0 < 32 or y1 - y0 < 32:
+        return 0.0
+    f = max(1, math.ceil(max(x1 - x0, y1 - y0) / SKEW_MAX_SIDE))
+    hh, ww = (y1 - y0) // f, (x1 - x0) // f
+    if hh < 3 or ww < 3:
+        return 0.0
+    block = grey[y0:y0 + hh * f, x0:x0 + ww * f].astype(np.int64).reshape(hh, f, ww, f).sum(axis=(1, 3))
+    g = block.astype(np.float64) / float(f * f)
+    gx = (g[:-2, 2:] + 2.0 * g[1:-1, 2:] + g[2:, 2:]) - (g[:-2, :-2] + 2.0 * g[1:-1, :-2] + g[2:, :-2])
+    gy = (g[2:, :-2] + 2.0 * g[2:, 1:-1] + g[2:, 2:]) - (g[:-2, :-2] + 2.0 * g[:-2, 1:-1] + g[:-2, 2:])
+    mag = np.sqrt(gx * gx + gy * gy).ravel()
+    folded = (np.mod(np.degrees(np.arctan2(gy, gx)).ravel() + 45.0, 90.0) - 45.0)
+    thr = np.sort(mag)[(mag.size * 9) // 10]
+    sel = mag > thr
+    if not sel.any():
+        return 0.0
+    bins = np.clip(np.floor((folded[sel] + 45.0) * 2.0).astype(np.int64), 0, 179)
+    hist = np.bincount(bins, weights=mag[sel], minlength=180)
+    sm = (hist[np.arange(-2, 178) % 180] + 2.0 * hist[np.arange(-1, 179) % 180] + 3.0 * hist
+          + 2.0 * hist[np.arange(1, 181) % 180] + hist[np.arange(2, 182) % 180])
+    k = int(np.argmax(sm))
+    left, mid, right = sm[(k - 1) % 180], sm[k], sm[(k + 1) % 180]
+    denom = left - 2.0 * mid + right
+    d = 0.5 * (left - right) / denom if denom != 0.0 else 0.0
+    angle = -45.0 + (k + 0.5 + d) * 0.5
+    return float(angle) if abs(angle) <= SKEW_MAX_DEG else 0.0
+
+
+def skewed_text_rect(box, angle_deg: float) -> tuple[float, float, float, float]:
+    """(cx, cy, w, h) of the text rectangle rotated by `angle_deg` whose axis-aligned bounds are `box`: solves
+    W = w·c + h·s, H = w·s + h·c (c = cos|θ|, s = sin|θ|), then w ≥ W/4 and h ≥ H·c. The solved h is fragile (a
+    detector box 2 px short of the truth takes a sixth off a 12 px line at 7°, and the crop clips the text): the
+    floor H·c keeps the rectangle at least as tall as the box (on the development photos with skew ≥ 1.5°, the
+    session-6 OCR on detector boxes read 58.6% of the labels with the bare solve, 68.1% axis-aligned, 71.9% with
+    the floor)."""
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    t = math.radians(abs(angle_deg))
+    c, s = math.cos(t), math.sin(t)
+    det = c * c - s * s
+    w = max((bw * c - bh * s) / det, 0.25 * bw)
+    h = max((bh * c - bw * s) / det, bh * c)
+    return (x0 + x1) / 2.0, (y0 + y1) / 2.0, w, h
+
+
+def rotated_text_crop(grey: np.ndarray, box, angle_deg: float, pads, origin=(0.0, 0.0),
+                      scale=(1.0, 1.0)) -> np.ndarray:
+    """Reference rotated crop: the `skewed_text_rect` of `box`, grown by `pads` (left, top, right, bottom, × its
+    height) along its own axes, sampled upright into uint8 48×w (w = `output_width` of the grown rectangle).
+
+    Output pixel (j, i) averages ss × ss bilinear samples (ss = min(SKEW_MAX_SS, ceil(max(du, dv))), du, dv = source
+    pixels per output pixel) at rectangle coordinates u = u0 + (j + (a + ½)/ss)·du, v = v0 + (i + (b + ½)/ss)·dv,
+    source x = cx + u·cos θ − v·sin θ, y = cy + u·sin θ + v·cos θ, pixel centres at +½, coordinates clamped to the
+    image (edge replicated); the mean is rounded with floor(v + ½). `origin`/`scale` map source coordinates into
+    `grey` when it is a resized cut-out (training cache): X = (x − origin_x)·scale_x."""
+    cx, cy, w, h = skewed_text_rect(box, angle_deg)
+    left, top, right, bottom = pads
+    u0, v0 = -w / 2.0 - left * h, -h / 2.0 - top * h
+    uw, vh = w + (left + right) * h, h + (top + bottom) * h
+    ow = output_width(uw, vh)
+    du, dv = uw / ow, vh / OCR_H
+    ss = int(min(SKEW_MAX_SS, max(1, math.ceil(max(du, dv) - 1e-9))))
+    t = math.radians(angle_deg)
+    c, s = math.cos(t), math.sin(t)
+    sub = (np.arange(ss) + 0.5) / ss
+    u = u0 + (np.arange(ow)[:, None] + sub[None, :]).ravel() * du  # ow·ss
+    v = v0 + (np.arange(OCR_H)[:, None] + sub[None, :]).ravel() * dv  # 48·ss
+    x = cx + u[None, :] * c - v[:, None] * s
+    y = cy + u[None, :] * s + v[:, None] * c
+    gh, gw = grey.shape[:2]
+    fx = (x - origin[0]) * scale[0] - 0.5
+    fy = (y - origin[1]) * scale[1] - 0.5
+    fx = np.clip(fx, 0.0, gw - 1.0)
+    fy = np.clip(fy, 0.0, gh - 1.0)
+    ix, iy = np.floor(fx).astype(np.int64), np.floor(fy).astype(np.int64)
+    ax, ay = fx - ix, fy - iy
+    ix1, iy1 = np.minimum(ix + 1, gw - 1), np.minimum(iy + 1, gh - 1)
+    p = grey.astype(np.float64)
+    val = ((1.0 - ay) * ((1.0 - ax) * p[iy, ix] + ax * p[iy, ix1]) + ay * ((1.0 - ax) * p[iy1, ix] + ax * p[iy1, ix1]))
+    val = val.reshape(OCR_H, ss, ow, ss).mean(axis=(1, 3))
+    return np.clip(np.floor(val + 0.5), 0, 255).astype(np.uint8)
 
 
 def border_mean(crop: np.ndarray) -> float:
@@ -242,9 +348,11 @@ def warp_text(canvas: np.ndarray, region, target, angle_deg: float = 0.0) -> np.
 
 
 def sample_text_pads(rng: np.random.Generator) -> tuple[float, float, float, float]:
-    """Training padding as fractions of box height: left/right 0–0.4, top/bottom −0.05–0.35."""
-    lr = rng.uniform(0.0, 0.4, size=2)
-    tb = rng.uniform(-0.05, 0.35, size=2)
+    """Training padding as fractions of box height: left/right −0.05–0.45, top/bottom −0.08–0.35 (around the
+    inference 0.15, as wide as the detector's box errors: their offsets from the truth box have a standard
+    deviation of 0.13–0.23 × height horizontally, 0.07–0.09 vertically)."""
+    lr = rng.uniform(-0.05, 0.45, size=2)
+    tb = rng.uniform(-0.08, 0.35, size=2)
     return float(lr[0]), float(tb[0]), float(lr[1]), float(tb[1])
 
 
@@ -319,10 +427,41 @@ class TextCache(crop_index.RegionCache):
                          max_w=CACHE_MAX_W, progress=progress, desc="text cache")
 
 
-def cached_sample(cache: TextCache, i: int, pads, angle: float = 0.0) -> np.ndarray:
+def cached_sample(cache: TextCache, i: int, pads, angle: float = 0.0, skew: float = 0.0) -> np.ndarray:
+    """Training crop i with `pads`; `angle` a small extra rotation (augmentation), `skew` the image's skew:
+    within [SKEW_MIN_DEG, SKEW_MAX_DEG] the crop is cut rotated as at inference (`rotated_text_crop`), from the
+    cached region."""
     canvas, region, (w, h) = cache.get(i)
+    if SKEW_MIN_DEG <= abs(skew) <= SKEW_MAX_DEG:
+        scale = (canvas.shape[1] / max(1e-6, region[2] - region[0]), canvas.shape[0] / max(1e-6, region[3] - region[1]))
+        return rotated_text_crop(canvas, cache.crops[i].box, skew, pads, origin=region[:2], scale=scale)
     target = padded_text_box(cache.crops[i].box, pads, w, h)
     return warp_text(canvas, region, target, angle)
+
+
+def canvas_region(truth: dict) -> tuple[float, float, float, float]:
+    """The truth canvas box grown by 4% of its size on every side (what the cropper's padded crop approximates)."""
+    x0, y0, x1, y1 = truth["canvas"]["box"]
+    px, py = 0.04 * (x1 - x0), 0.04 * (y1 - y0)
+    return x0 - px, y0 - py, x1 + px, y1 + py
+
+
+def image_skews(images, cache_dir: Path, progress: bool = True) -> dict[str, float]:
+    """`estimate_skew` of every image in `images` (SceneImage: photos and screenshots alike, as the core does) on
+    its `canvas_region`, keyed by image key and cached in `cache_dir/skew.json`."""
+    from tqdm import tqdm
+
+    path = Path(cache_dir) / "skew.json"
+    known = json.loads(path.read_text()) if path.is_file() else {}
+    todo = sorted({im for im in images if im.key not in known}, key=lambda im: im.key)
+    for im in tqdm(todo, desc="skew", disable=not progress or not todo, dynamic_ncols=True):
+        with Image.open(im.image_path) as pil:
+            grey = np.asarray(pil.convert("RGB").convert("L"))
+        known[im.key] = estimate_skew(grey, canvas_region(common.load_truth(im.truth_path)))
+    if todo:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(known, sort_keys=True))
+    return {im.key: known[im.key] for im in images}
 
 
 def synthetic_sample(rng: np.random.Generator, mutation_pool: list[str]) -> tuple[np.ndarray, str, str]:
@@ -448,6 +587,8 @@ def parse_args(argv=None):
     p.add_argument("--titles", action="store_true",
                    help="also train (and validate) on node titles as drawn (kind `title`: the op, or the node name "
                         "in names mode); crops cached under a separate `ocr-titles` cache")
+    p.add_argument("--no-skew", action="store_true", help="cut every crop axis-aligned (the pre-session-7 "
+                   "preprocessing): no `estimate_skew`, no rotated crops")
     p.add_argument("--rarity-power", type=float, default=0.75, help="real crops drawn ∝ count(text)^-power")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
@@ -499,6 +640,8 @@ def main(argv=None) -> int:
         raise SystemExit(f"no text crops found under {args.data}")
     cache_dir = args.cache or common.default_cache_dir(args.data, "ocr-titles" if args.titles else "ocr")
     cache = TextCache(crops, cache_dir)
+    skews = image_skews([c.image for c in crops], cache_dir) if not args.no_skew else {}
+    skew_of = [skews.get(c.image.key, 0.0) for c in crops]
     train_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "train" and c.height >= MIN_TRAIN_TEXT_PX]
     val_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "val"]
     if not train_ids:
@@ -556,7 +699,8 @@ def main(argv=None) -> int:
         for _ in range(args.batch - n_syn):
             i = sampler.draw(rng)
             angle = float(rng.normal(0.0, 0.7)) if rng.random() < 0.5 else 0.0
-            images.append(augment_grey(cached_sample(cache, i, sample_text_pads(rng), angle), rng))
+            skew = skew_of[i] + float(rng.normal(0.0, 0.5)) if skew_of[i] else 0.0
+            images.append(augment_grey(cached_sample(cache, i, sample_text_pads(rng), angle, skew), rng))
             texts.append(crops[i].text)
         targets = [alphabet.encode(t) for t in texts]
         return (to_ocr_tensor(images), torch.tensor([k for t in targets for k in t], dtype=torch.long),
@@ -569,7 +713,7 @@ def main(argv=None) -> int:
         loss = F.ctc_loss(log_probs, targets, inputs, lengths, blank=0, reduction="mean", zero_infinity=True)
         return loss, {}
 
-    val_images = [cached_sample(cache, i, (INFER_PAD_FRAC,) * 4) for i in val_ids]
+    val_images = [cached_sample(cache, i, (INFER_PAD_FRAC,) * 4, skew=skew_of[i]) for i in val_ids]
     val_refs = [crops[i].text for i in val_ids]
     val_kinds = [crops[i].kind for i in val_ids]
     val_heights = [crops[i].height for i in val_ids]

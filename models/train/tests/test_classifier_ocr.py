@@ -323,3 +323,57 @@ def test_titles_are_text_crops_only_on_request(dataset, alphabet):
     for c in titles:
         truth = common.load_truth(c.image.truth_path)
         assert c.text in {n.get("title_text") or n["op"] for n in truth["nodes"]}
+
+
+def test_skew_settings_match_the_alphabet_file():
+    skew = json.loads(ocr.ALPHABET_PATH.read_text(encoding="utf-8"))["input"]["skew"]
+    assert (skew["min_deg"], skew["max_deg"]) == (ocr.SKEW_MIN_DEG, ocr.SKEW_MAX_DEG)
+    assert (skew["max_side"], skew["max_samples"]) == (ocr.SKEW_MAX_SIDE, ocr.SKEW_MAX_SS)
+
+
+def turned_bars(deg: float, w: int = 400, h: int = 300) -> np.ndarray:
+    """Grey image of dark text-like bars 6 px thick every 30 px (and 3 px cross rules every 60 px) turned by `deg`
+    about the centre, edges antialiased over one pixel (hard edges would add the staircase's own 0°/90°)."""
+    t = math.radians(deg)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    dx, dy = x - w / 2, y - h / 2
+    u, v = dx * math.cos(t) + dy * math.sin(t), -dx * math.sin(t) + dy * math.cos(t)
+    bars = np.clip(3.5 - np.abs(np.mod(v, 30.0) - 15.0), 0, 1) * np.clip(150.5 - np.abs(u), 0, 1)
+    rules = np.clip(2.0 - np.abs(np.mod(u, 60.0) - 30.0), 0, 1)
+    return np.round(240 - 220 * np.maximum(bars, rules)).astype(np.uint8)
+
+
+def test_skew_estimate_recovers_turned_lines_and_refuses_odd_regions():
+    for deg in (-12.0, -4.0, 0.0, 3.0, 9.0):
+        got = ocr.estimate_skew(turned_bars(deg), (0, 0, 400, 300))
+        assert abs(got - deg) < 0.6, (deg, got)
+    assert ocr.estimate_skew(np.full((200, 200), 128, np.uint8), (0, 0, 200, 200)) == 0.0
+    assert ocr.estimate_skew(turned_bars(5.0), (10, 10, 30, 300)) == 0.0  # under 32 px wide
+    assert ocr.estimate_skew(turned_bars(5.0), (float("nan"), 0, 400, 300)) == 0.0
+    assert ocr.estimate_skew(turned_bars(30.0), (0, 0, 400, 300)) == 0.0  # beyond SKEW_MAX_DEG
+
+
+def test_rotated_crop_straightens_a_turned_line():
+    """A dark 120×14 bar turned by 8° and cut along the skew comes out as a level band: the rows of its middle are
+    dark across the crop, the rows near top and bottom light; the axis-aligned crop of the same box is not."""
+    t = math.radians(8.0)
+    y, x = np.mgrid[0:200, 0:300].astype(np.float64)
+    dx, dy = x - 150, y - 100
+    u, v = dx * math.cos(t) + dy * math.sin(t), -dx * math.sin(t) + dy * math.cos(t)
+    grey = np.where((np.abs(u) < 60) & (np.abs(v) < 7), 10, 245).astype(np.uint8)
+    bw, bh = 120 * math.cos(t) + 14 * math.sin(t), 120 * math.sin(t) + 14 * math.cos(t)
+    box = (150 - bw / 2, 100 - bh / 2, 150 + bw / 2, 100 + bh / 2)
+    crop = ocr.preprocess_text(Image.fromarray(grey), box, skew_deg=8.0)
+    assert crop.shape[0] == ocr.OCR_H
+    mid, edge = crop[18:30, 8:-8].mean(), np.r_[crop[:3, 8:-8].ravel(), crop[-3:, 8:-8].ravel()].mean()
+    assert mid < 40 and edge > 200, (mid, edge)
+    flat = ocr.preprocess_text(Image.fromarray(grey), box)
+
+    def band_rows(c):  # centre row of the dark band in the left and the right quarter
+        q = c.shape[1] // 4
+        return [float(np.mean(np.nonzero(c[:, a:b].mean(axis=1) < 128)[0])) for a, b in ((8, q), (3 * q, -8))]
+
+    left, right = band_rows(crop)
+    assert abs(left - right) < 2, (left, right)
+    left, right = band_rows(flat)
+    assert abs(left - right) > 8, (left, right)  # axis-aligned: the band climbs across the crop
