@@ -21,9 +21,12 @@ fn reader(params: ReadParams) -> TextReader {
     TextReader::new(model, Alphabet::bundled().unwrap(), params)
 }
 
-/// (name, image, boxes, texts, skew) of every fixture image: untruncated tensor labels and pills at least 3 px
-/// high, and the image's skew as the scanner estimates it on the truth canvas padded by 4%.
-fn fixture_texts() -> Vec<(String, RgbImage, Vec<BBox>, Vec<String>, f64)> {
+/// (name, image, boxes, texts, skew) of one fixture image.
+type FixtureTexts = (String, RgbImage, Vec<BBox>, Vec<String>, f64);
+
+/// Every fixture image's untruncated tensor labels and pills at least 3 px high, with the image's skew as the
+/// scanner estimates it on the truth canvas padded by 4%.
+fn fixture_texts() -> Vec<FixtureTexts> {
     fixture_support::scenes()
         .into_iter()
         .map(|scene| {
