@@ -116,16 +116,21 @@ fn batching_does_not_change_the_answer() {
     }
 }
 
+/// White 200×100 image with a black 40×10 bar at x 50..90, y 40..50.
+fn black_bar_image() -> RgbImage {
+    RgbImage::from_fn(200, 100, |x, y| {
+        let bar = (50..90).contains(&x) && (40..50).contains(&y);
+        image::Rgb(if bar { [0, 0, 0] } else { [255, 255, 255] })
+    })
+}
+
 #[test]
 fn input_tensor_layout_and_padding() {
     let a = Alphabet::bundled().unwrap();
     // White image with a black 40×10 bar: box 40×10 → padded crop 43×13 (1.5 px each side) → width
     // round(43·48/13) = 159; a 10×10 box → 13×13 → 48 wide, padded to the input width (≥ 160) with the border
     // mean.
-    let img = RgbImage::from_fn(200, 100, |x, y| {
-        let bar = (50..90).contains(&x) && (40..50).contains(&y);
-        image::Rgb(if bar { [0, 0, 0] } else { [255, 255, 255] })
-    });
+    let img = black_bar_image();
     let boxes = [
         BBox::new(50.0, 40.0, 90.0, 50.0),
         BBox::new(150.0, 40.0, 160.0, 50.0),
@@ -173,10 +178,7 @@ fn bad_boxes_are_input_errors() {
 #[test]
 fn odd_skews_fall_back_to_axis_aligned_crops() {
     let a = Alphabet::bundled().unwrap();
-    let img = RgbImage::from_fn(200, 100, |x, y| {
-        let bar = (50..90).contains(&x) && (40..50).contains(&y);
-        image::Rgb(if bar { [0, 0, 0] } else { [255, 255, 255] })
-    });
+    let img = black_bar_image();
     let b = BBox::new(50.0, 40.0, 90.0, 50.0);
     let upright = text_crop(&img, &b, &a, 0.0).unwrap();
     for skew in [f64::NAN, f64::INFINITY, -90.0, 45.0, 1.0] {
