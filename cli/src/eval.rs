@@ -63,6 +63,22 @@ pub struct Args {
     /// Classifier probability under which a node title is also read (default: the scanner's).
     #[arg(long, value_name = "P")]
     read_titles_below: Option<f32>,
+    /// Do not read the weight rows of the cards.
+    #[arg(long)]
+    no_weights: bool,
+    /// OCR confidence under which a weight row is left out (default: the scanner's).
+    #[arg(long, value_name = "P")]
+    min_weight_confidence: Option<f32>,
+    /// Read every tensor label on its own (measures what the label consensus adds).
+    #[arg(long)]
+    no_consensus: bool,
+    /// Consensus without the shape-preserving operator rule (fan-out only).
+    #[arg(long)]
+    no_shape_preserving: bool,
+    /// Largest loss, in nats of the label's own crop, at which a label takes its group's text (default: the
+    /// scanner's).
+    #[arg(long, value_name = "NATS")]
+    consensus_max_loss: Option<f64>,
 }
 
 /// One image of the dataset with its truth file.
@@ -138,7 +154,7 @@ fn schema_ok(graph: &GraphJson, validator: &jsonschema::Validator) -> bool {
 fn row(name: &str, g: &Group) -> String {
     let s = &g.summary;
     format!(
-        "{name:<6} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+        "{name:<6} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
         g.images,
         s.crop_containment,
         s.node_f1,
@@ -148,6 +164,8 @@ fn row(name: &str, g: &Group) -> String {
         s.op_accuracy,
         s.shape_exact,
         s.port_names,
+        s.weight_exact,
+        s.weight_precision,
         s.edge_f1,
         s.schema_valid,
         g.mean_ms
@@ -195,6 +213,22 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.no_title_reading {
         params.read_titles_below = None;
+    }
+    if args.no_weights {
+        params.read_weights = false;
+    }
+    if let Some(p) = args.min_weight_confidence {
+        params.min_weight_confidence = p;
+    }
+    if args.no_consensus {
+        params.consensus.fan_out = false;
+        params.consensus.shape_preserving = false;
+    }
+    if args.no_shape_preserving {
+        params.consensus.shape_preserving = false;
+    }
+    if let Some(n) = args.consensus_max_loss {
+        params.consensus.max_loss_nats = n;
     }
     let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
@@ -294,7 +328,7 @@ pub fn run(args: &Args) -> u8 {
     };
     let (photo, shot, all) = (group(Some("photo")), group(Some("shot")), group(None));
     println!(
-        "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
         "kind",
         "n",
         "crop",
@@ -305,6 +339,8 @@ pub fn run(args: &Args) -> u8 {
         "op",
         "shape",
         "names",
+        "wRec",
+        "wPrec",
         "edgeF1",
         "schema",
         "ms"

@@ -19,7 +19,7 @@ use netron_ocr_core::detect::{DetectParams, Detector};
 use netron_ocr_core::graph::{BBox, GraphJson};
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
-use netron_ocr_core::{classify, crop, detect, frame, read, skew};
+use netron_ocr_core::{classify, crop, detect, frame, read};
 use tract_onnx::prelude::*;
 
 #[path = "support/thread_cpu.rs"]
@@ -321,12 +321,7 @@ fn stages(reps: usize, photo: &str, truth: &str) -> TractResult<()> {
         .chain(g.inputs.iter().chain(&g.outputs).map(|p| p.bbox))
         .collect();
     let region = [crop.x0, crop.y0, crop.x1, crop.y1].map(f64::from);
-    let estimate = || {
-        models
-            .alphabet
-            .skew
-            .map_or(0.0, |p| skew::estimate_skew(&image, region, &p))
-    };
+    let estimate = || models.alphabet.estimate_skew(&image, region);
     let skew = estimate();
     let (k, _) = time(reps, || {
         estimate();

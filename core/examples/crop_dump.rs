@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use netron_ocr_core::graph::BBox;
 use netron_ocr_core::vocab::Alphabet;
-use netron_ocr_core::{classify, frame, read, skew};
+use netron_ocr_core::{classify, frame, read};
 use serde::Deserialize;
 use tract_onnx::prelude::Tensor;
 
@@ -74,10 +74,9 @@ fn run(image: &Path, boxes: &Path, out: &Path) -> Result<(), String> {
         let t = classify::classifier_input(&img, &boxes.titles).map_err(|e| e.to_string())?;
         write_npy(&out.join("classifier.npy"), &t)?;
     }
-    let skew = match (boxes.skew_region, alphabet.skew) {
-        (Some(region), Some(params)) => skew::estimate_skew(&img, region, &params),
-        _ => 0.0,
-    };
+    let skew = boxes
+        .skew_region
+        .map_or(0.0, |region| alphabet.estimate_skew(&img, region));
     std::fs::write(out.join("skew.json"), format!("{{\"skew\": {skew:?}}}\n"))
         .map_err(|e| format!("{}: {e}", out.display()))?;
     if !boxes.texts.is_empty() {

@@ -11,6 +11,10 @@
 //! - **shape exact match**: matched tensor labels whose predicted `shape` equals the truth `shape` (both
 //!   parsed dim lists; when the truth label is not a shape, names mode, the texts must be equal);
 //! - **port names**: matched inputs/outputs whose name equals the truth name;
+//! - **weight rows**: the truth weight rows (`W〈64×3×7×7〉`, `B = 0.5`) of matched nodes whose predicted row at
+//!   the same position has the same name and text (weights come first on a card, attributes after them);
+//!   *weight precision*: the predicted rows of matched nodes that are such a hit (a predicted attribute row,
+//!   which the scanner cannot tell from a scalar weight row, counts as wrong);
 //! - **edge F1**: a predicted edge is correct when its endpoints, mapped through the box matching, are the
 //!   endpoints of a not yet used truth edge; endpoints without a match make it wrong;
 //! - **schema validity**: the prediction passes [`GraphJson::check`] and survives a JSON round trip.
@@ -19,7 +23,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::graph::{BBox, GraphJson};
+use crate::graph::{BBox, GraphJson, Weight};
 
 /// IoU at which a predicted box matches a truth box.
 pub const IOU_MATCH: f32 = 0.5;
@@ -111,6 +115,10 @@ pub struct Metrics {
     pub shape_exact: Share,
     /// Matched inputs and outputs with the exact name.
     pub port_names: Share,
+    /// Truth weight rows of matched nodes read exactly (name and text, same position).
+    pub weight_exact: Share,
+    /// Predicted rows of matched nodes equal to the truth weight row at their position.
+    pub weight_precision: Share,
     /// Edges.
     pub edges: Counts,
     /// Predictions passing the graph checks.
@@ -128,6 +136,8 @@ impl Metrics {
         self.op_marked.add(&o.op_marked);
         self.shape_exact.add(&o.shape_exact);
         self.port_names.add(&o.port_names);
+        self.weight_exact.add(&o.weight_exact);
+        self.weight_precision.add(&o.weight_precision);
         self.edges.add(&o.edges);
         self.schema_valid.add(&o.schema_valid);
     }
@@ -169,6 +179,8 @@ pub struct Summary {
     pub op_marked: f64,
     pub shape_exact: f64,
     pub port_names: f64,
+    pub weight_exact: f64,
+    pub weight_precision: f64,
     pub edge_precision: f64,
     pub edge_recall: f64,
     pub edge_f1: f64,
@@ -189,6 +201,8 @@ impl From<&Metrics> for Summary {
             op_marked: m.op_marked.value(),
             shape_exact: m.shape_exact.value(),
             port_names: m.port_names.value(),
+            weight_exact: m.weight_exact.value(),
+            weight_precision: m.weight_precision.value(),
             edge_precision: m.edges.precision(),
             edge_recall: m.edges.recall(),
             edge_f1: m.edges.f1(),
@@ -356,6 +370,19 @@ pub fn evaluate(pred: &GraphJson, truth: &GraphJson) -> Metrics {
             Some(_) => {}
             None => m.op_marked.hit += 1,
         }
+        let same = |pw: &Weight, tw: &Weight| {
+            pw.name.trim() == tw.name.trim() && pw.text.trim() == tw.text.trim()
+        };
+        let hits = pn
+            .weights
+            .iter()
+            .zip(&tn.weights)
+            .filter(|(pw, tw)| same(pw, tw))
+            .count();
+        m.weight_exact.total += tn.weights.len();
+        m.weight_exact.hit += hits;
+        m.weight_precision.total += pn.weights.len();
+        m.weight_precision.hit += hits;
     }
     let pred_tensor: HashMap<&str, _> = pred.tensors.iter().map(|n| (n.id.as_str(), n)).collect();
     let truth_tensor: HashMap<&str, _> = truth.tensors.iter().map(|n| (n.id.as_str(), n)).collect();

@@ -1,6 +1,7 @@
 //! netron-ocr core: turn a photo of the Netron viewer into a graph.
 pub mod assemble;
 pub mod classify;
+pub mod consensus;
 pub mod crop;
 pub mod detect;
 pub mod edges;
@@ -15,5 +16,6 @@ pub mod resample;
 pub mod scanner;
 pub mod skew;
 pub mod vocab;
+pub mod weights;
 
 pub use error::ScanError;

@@ -51,6 +51,9 @@ pub struct TextRead {
     /// Probability of the greedy CTC path: the product over all time steps of the top softmax probability
     /// (blank steps included, so a confidently dropped or doubted character lowers it too). In `[0, 1]`.
     pub confidence: f32,
+    /// The crop's log-softmax per time step, `time_steps × classes` row-major: what rescoring another text
+    /// against this crop needs ([`ctc_log_likelihood`]).
+    pub log_probs: Vec<f32>,
 }
 
 /// The OCR reader: a loaded `ocr.onnx` plan plus its alphabet. `Send + Sync`.
@@ -76,13 +79,11 @@ impl TextReader {
         &self.alphabet
     }
 
-    /// The image's skew in degrees as the OCR expects it ([`skew::estimate_skew`] on `region`, the padded crop
-    /// in source pixels); 0 when the alphabet has no skew settings.
+    /// The image's skew in degrees as the OCR expects it ([`Alphabet::estimate_skew`] on `region`, the padded
+    /// crop in source pixels).
     pub fn estimate_skew(&self, image: &RgbImage, region: &BBox) -> f64 {
         let r = [region.x0, region.y0, region.x1, region.y1].map(f64::from);
-        self.alphabet
-            .skew
-            .map_or(0.0, |p| skew::estimate_skew(image, r, &p))
+        self.alphabet.estimate_skew(image, r)
     }
 
     /// Reads every text box (source-image pixels of `image`, the full-resolution upright frame) of an image
@@ -121,6 +122,7 @@ impl TextReader {
                 out.push(TextRead {
                     text: self.alphabet.decode(&path.classes),
                     confidence: path.confidence,
+                    log_probs: log_softmax_rows(row, classes),
                 });
             }
         }
@@ -173,6 +175,87 @@ pub fn ctc_greedy(logits: &[f32], classes: usize) -> CtcPath {
         } else {
             0.0
         },
+    }
+}
+
+/// Log-softmax of each `classes`-wide row of `logits` (computed in f64, stored as f32); an empty result when
+/// `classes == 0`.
+pub fn log_softmax_rows(logits: &[f32], classes: usize) -> Vec<f32> {
+    if classes == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(logits.len());
+    for step in logits.chunks_exact(classes) {
+        let max = step.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let lse = f64::from(max)
+            + step
+                .iter()
+                .map(|&v| f64::from(v - max).exp())
+                .sum::<f64>()
+                .ln();
+        out.extend(step.iter().map(|&v| (f64::from(v) - lse) as f32));
+    }
+    out
+}
+
+/// `log P(target | crop)` under CTC: the log of the summed probability of every frame alignment that collapses
+/// to `target` (classes ≥ 1, blank 0) given per-step log-probabilities `log_probs` (`T × classes` row-major,
+/// [`TextRead::log_probs`]). Forward algorithm over the blank-interleaved target in f64. `−∞` when no
+/// alignment fits in `T` steps, when a target class is 0 or not below `classes`, or when the input is empty.
+pub fn ctc_log_likelihood(log_probs: &[f32], classes: usize, target: &[usize]) -> f64 {
+    if classes == 0 || target.iter().any(|&c| c == 0 || c >= classes) {
+        return f64::NEG_INFINITY;
+    }
+    let steps = log_probs.len() / classes;
+    if steps == 0 {
+        return if target.is_empty() {
+            0.0
+        } else {
+            f64::NEG_INFINITY
+        };
+    }
+    // Extended sequence: blank, t0, blank, t1, …, blank.
+    let ext: Vec<usize> = std::iter::once(0)
+        .chain(target.iter().flat_map(|&c| [c, 0]))
+        .collect();
+    let lp = |t: usize, k: usize| f64::from(log_probs[t * classes + k]);
+    let add = |a: f64, b: f64| {
+        if a == f64::NEG_INFINITY {
+            b
+        } else if b == f64::NEG_INFINITY {
+            a
+        } else {
+            a.max(b) + (-(a - b).abs()).exp().ln_1p()
+        }
+    };
+    let mut alpha = vec![f64::NEG_INFINITY; ext.len()];
+    alpha[0] = lp(0, ext[0]);
+    if ext.len() > 1 {
+        alpha[1] = lp(0, ext[1]);
+    }
+    let mut next = alpha.clone();
+    for t in 1..steps {
+        for s in 0..ext.len() {
+            let mut a = alpha[s];
+            if s >= 1 {
+                a = add(a, alpha[s - 1]);
+            }
+            if s >= 2 && ext[s] != 0 && ext[s] != ext[s - 2] {
+                a = add(a, alpha[s - 2]);
+            }
+            next[s] = if a == f64::NEG_INFINITY {
+                a
+            } else {
+                a + lp(t, ext[s])
+            };
+        }
+        std::mem::swap(&mut alpha, &mut next);
+    }
+    let last = ext.len() - 1;
+    if last == 0 {
+        alpha[0]
+    } else {
+        add(alpha[last], alpha[last - 1])
     }
 }
 

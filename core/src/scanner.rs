@@ -11,11 +11,13 @@
 //!    ([`ScanParams::port_as_node_confidence`]); title boxes ([`crate::classify::estimate_title_boxes`]) and
 //!    operator classification, one batched run; titles the classifier is unsure of are also read by the OCR,
 //!    which names the operator in Netron's "names" mode ([`ScanParams::read_titles_below`]);
-//! 5. OCR ([`crate::read`]) of tensor labels, input and output pills, one batched run; a pill that reads as a
+//! 5. OCR ([`crate::read`]) of tensor labels, input and output pills and the cards' weight rows
+//!    ([`crate::weights`], [`ScanParams::read_weights`]), one batched run; a pill that reads as a
 //!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
 //!    ([`crate::graph::parse_shape_text`], inside assembly);
-//! 6. layout direction ([`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]) and assembly
-//!    ([`crate::assemble::assemble`]) into schema-v1 graph JSON;
+//! 6. layout direction ([`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]), label
+//!    consensus (labels that must show one text, read together: [`crate::consensus`],
+//!    [`ScanParams::consensus`]) and assembly ([`crate::assemble::assemble`]) into schema-v1 graph JSON;
 //! 7. graph evidence: fewer than [`ScanParams::min_elements`] nodes, inputs and outputs together and no edge is
 //!    not a graph (a text page or a desktop can give one spurious card); the result is then empty, like a
 //!    cropper rejection.
@@ -33,18 +35,20 @@ use image::RgbImage;
 
 use crate::assemble::{self, Detections, LabelDetection, NodeDetection, PortDetection};
 use crate::classify::{self, Classifier, ClassifyParams, OpPrediction};
+use crate::consensus::{self, ConsensusParams};
 use crate::crop::{CropParams, CropResult, Cropper};
 use crate::detect::{DetClass, DetectDebug, DetectParams, Detection, Detector};
 use crate::edges::{self, EdgeParams, RecoveredEdge};
 use crate::error::ScanError;
 use crate::frame::{self, FrameInfo};
 use crate::graph::{
-    parse_shape_text, BBox, Canvas, Direction, GraphJson, ImageSize, DIM_SEPARATOR,
+    parse_shape_text, BBox, Canvas, Direction, GraphJson, ImageSize, Weight, DIM_SEPARATOR,
 };
 use crate::models::ModelSet;
 use crate::quality::{self, FrameQuality, QualityParams};
 use crate::read::{ReadParams, TextRead, TextReader};
 use crate::vocab::Vocab;
+use crate::weights;
 
 /// All tunable parameters of a scan. `Default` is the documented behaviour.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,6 +91,22 @@ pub struct ScanParams {
     /// An input or output box whose text reads as a shape with a `×` (`1×64×56×56`, `batch×3`) is taken to be
     /// a tensor label instead: pills hold tensor names, and a name with `×` is implausible. Default true.
     pub shape_text_ports_are_labels: bool,
+    /// Read the weight rows of every card (`W〈64×3×7×7〉`, `B = 0.5`; [`crate::weights`]): row boxes from the card
+    /// and title geometry, one OCR crop per row. Default true.
+    pub read_weights: bool,
+    /// At most this many rows per card (default 16).
+    pub max_weight_rows: usize,
+    /// A row whose OCR confidence ([`TextRead::confidence`]) is under this is left out. Default 0.05: on the
+    /// development split (`v1-s1` held-out scenes 1009–2329, 266 images, session-7 models) weight-row recall /
+    /// precision were 0.533 / 0.494 at 0, 0.484 / 0.734 at 0.05, 0.234 / 0.731 at 0.3: most dropped rows are
+    /// attribute rows (`kernel_shape = 3, 3`), which the OCR was never trained on and reads as noise.
+    pub min_weight_confidence: f32,
+    /// Rows are cut at their last column departing from the row's median grey by this share of the row's
+    /// largest departure ([`weights::RowRect::trim`]; default 0.35).
+    pub weight_trim_fraction: f32,
+    /// Labels that must show the same text (fan-out of one tensor, shape-preserving operators) are read
+    /// together once edges are recovered ([`crate::consensus`]).
+    pub consensus: ConsensusParams,
     /// Layout direction; `None` estimates it from the detections ([`estimate_direction`]).
     pub direction: Option<Direction>,
     /// Fill [`ScanResult::debug`].
@@ -108,6 +128,11 @@ impl Default for ScanParams {
             port_as_node_confidence: Some(0.999),
             read_titles_below: Some(0.9),
             shape_text_ports_are_labels: true,
+            read_weights: true,
+            max_weight_rows: 16,
+            min_weight_confidence: 0.05,
+            weight_trim_fraction: 0.35,
+            consensus: ConsensusParams::default(),
             direction: None,
             debug: false,
         }
@@ -152,8 +177,8 @@ pub struct ScanDebug {
     pub title_boxes: Vec<BBox>,
     /// Classifier output per graph node.
     pub ops: Vec<OpPrediction>,
-    /// OCR per detected tensor label, input and output, in that order (the detector's classes after ports were
-    /// promoted to nodes, before ports that read as shapes became labels).
+    /// OCR per detected tensor label, input and output, then per weight row of each card, in that order (the
+    /// detector's classes after ports were promoted to nodes, before ports that read as shapes became labels).
     pub texts: Vec<TextRead>,
     /// Edges as recovered (with traced curves).
     pub edges: Vec<RecoveredEdge>,
@@ -161,6 +186,8 @@ pub struct ScanDebug {
     pub direction: Direction,
     /// The image's skew in degrees, as the OCR crops followed it ([`TextReader::estimate_skew`]).
     pub skew: f64,
+    /// Tensor labels (`graph.tensors` indices) whose text the consensus changed ([`crate::consensus`]).
+    pub consensus_changed: Vec<usize>,
 }
 
 /// Result of one scan.
@@ -402,6 +429,7 @@ impl Scanner {
             edges: Vec::new(),
             direction: Direction::Vertical,
             skew: 0.0,
+            consensus_changed: Vec::new(),
         });
         Ok(ScanResult {
             graph,
@@ -490,10 +518,12 @@ impl Scanner {
         timings.read = ms(t);
 
         let t = Instant::now();
+        let row_boxes = self.weight_row_boxes(image, &node_boxes[..cards], &title_boxes, skew);
         let text_boxes: Vec<BBox> = label_boxes
             .iter()
             .chain(&input_boxes)
             .chain(&output_boxes)
+            .chain(row_boxes.iter().flatten())
             .copied()
             .collect();
         let texts = if text_boxes.is_empty() {
@@ -505,7 +535,20 @@ impl Scanner {
 
         let t = Instant::now();
         let (label_texts, rest) = texts.split_at(labels.len().min(texts.len()));
-        let (input_texts, output_texts) = rest.split_at(inputs.len().min(rest.len()));
+        let (input_texts, rest) = rest.split_at(inputs.len().min(rest.len()));
+        let (output_texts, mut row_texts) = rest.split_at(outputs.len().min(rest.len()));
+        let mut card_weights: Vec<Vec<Weight>> = Vec::with_capacity(row_boxes.len());
+        for rows in &row_boxes {
+            let (mine, later) = row_texts.split_at(rows.len().min(row_texts.len()));
+            row_texts = later;
+            card_weights.push(
+                rows.iter()
+                    .zip(mine)
+                    .filter(|(_, r)| r.confidence >= self.params.min_weight_confidence)
+                    .filter_map(|(b, r)| weights::parse_row(&r.text, Some(*b)))
+                    .collect(),
+            );
+        }
         let mut found_labels: Vec<LabelDetection> = labels
             .iter()
             .zip(label_texts)
@@ -515,39 +558,55 @@ impl Scanner {
                 text: r.text.clone(),
             })
             .collect();
-        let mut ports = |found: &[&Detection], texts: &[TextRead]| -> Vec<PortDetection> {
-            let mut kept = Vec::new();
-            for (d, r) in found.iter().zip(texts) {
-                let confidence = d.score * r.confidence;
-                if self.params.shape_text_ports_are_labels && reads_as_shape(&r.text) {
-                    found_labels.push(LabelDetection {
-                        bbox: d.bbox,
-                        confidence,
-                        text: r.text.clone(),
-                    });
-                } else {
-                    kept.push(PortDetection {
-                        bbox: d.bbox,
-                        confidence,
-                        name: r.text.clone(),
-                        truncated: None,
-                    });
+        // Index into `texts` of each label's reading.
+        let mut label_reads: Vec<usize> = (0..label_texts.len()).collect();
+        let mut ports =
+            |found: &[&Detection], first: usize, texts: &[TextRead]| -> Vec<PortDetection> {
+                let mut kept = Vec::new();
+                for (j, (d, r)) in found.iter().zip(texts).enumerate() {
+                    let confidence = d.score * r.confidence;
+                    if self.params.shape_text_ports_are_labels && reads_as_shape(&r.text) {
+                        found_labels.push(LabelDetection {
+                            bbox: d.bbox,
+                            confidence,
+                            text: r.text.clone(),
+                        });
+                        label_reads.push(first + j);
+                    } else {
+                        kept.push(PortDetection {
+                            bbox: d.bbox,
+                            confidence,
+                            name: r.text.clone(),
+                            truncated: None,
+                        });
+                    }
                 }
-            }
-            kept
-        };
-        let (found_inputs, found_outputs) =
-            (ports(&inputs, input_texts), ports(&outputs, output_texts));
-        let found = Detections {
+                kept
+            };
+        let (found_inputs, found_outputs) = (
+            ports(&inputs, label_texts.len(), input_texts),
+            ports(
+                &outputs,
+                label_texts.len() + input_texts.len(),
+                output_texts,
+            ),
+        );
+        let label_reads: Vec<Option<&TextRead>> =
+            label_reads.iter().map(|&i| texts.get(i)).collect();
+        let mut found = Detections {
             nodes: nodes
                 .iter()
                 .zip(&ops)
-                .map(|(d, op)| NodeDetection {
+                .enumerate()
+                .map(|(k, (d, op))| NodeDetection {
                     bbox: d.bbox,
                     confidence: d.score,
                     op: op.op.clone(),
                     op_confidence: op.confidence,
-                    weights: Vec::new(),
+                    weights: card_weights
+                        .get_mut(k)
+                        .map(std::mem::take)
+                        .unwrap_or_default(),
                     truncated: None,
                 })
                 .collect(),
@@ -563,6 +622,7 @@ impl Scanner {
             direction,
             &self.params.edges,
         )?;
+        let consensus_changed = self.agree_labels(&mut found, &label_reads, &edge_result.edges);
         let elements = found.nodes.len() + found.inputs.len() + found.outputs.len();
         if elements < self.params.min_elements && edge_result.edges.is_empty() {
             timings.assemble = ms(t);
@@ -585,6 +645,7 @@ impl Scanner {
             edges: edge_result.edges,
             direction,
             skew,
+            consensus_changed,
         });
         Ok(ScanResult {
             graph,
@@ -592,6 +653,59 @@ impl Scanner {
             timings,
             debug,
         })
+    }
+
+    /// The weight-row boxes of each card (`cards[k]` with title box `titles[k]`), each trimmed to its ink
+    /// ([`weights::RowRect::trim`]), or nothing when [`ScanParams::read_weights`] is off.
+    fn weight_row_boxes(
+        &self,
+        image: &RgbImage,
+        cards: &[BBox],
+        titles: &[BBox],
+        skew: f64,
+    ) -> Vec<Vec<BBox>> {
+        if !self.params.read_weights {
+            return Vec::new();
+        }
+        cards
+            .iter()
+            .zip(titles)
+            .map(|(card, title)| {
+                weights::row_rects(card, title, skew, self.params.max_weight_rows)
+                    .into_iter()
+                    .map(|r| r.trim(image, self.params.weight_trim_fraction).bbox())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Label consensus ([`crate::consensus`]) over the recovered edges: rewrites the texts of `found.labels` that
+    /// the group's evidence outvotes and returns their indices. `reads[k]` is label `k`'s OCR reading. Shape
+    /// mode: more than half of the labels read as shapes.
+    fn agree_labels(
+        &self,
+        found: &mut Detections,
+        reads: &[Option<&TextRead>],
+        edges: &[RecoveredEdge],
+    ) -> Vec<usize> {
+        let params = &self.params.consensus;
+        if found.labels.len() < 2 || !(params.fan_out || params.shape_preserving) {
+            return Vec::new();
+        }
+        let shapes = found
+            .labels
+            .iter()
+            .filter(|l| parse_shape_text(&l.text).is_some())
+            .count();
+        let shape_mode = 2 * shapes > found.labels.len();
+        let ops: Vec<Option<&str>> = found.nodes.iter().map(|n| n.op.as_deref()).collect();
+        let groups = consensus::label_groups(edges, &ops, found.labels.len(), shape_mode, params);
+        let mut texts: Vec<String> = found.labels.iter().map(|l| l.text.clone()).collect();
+        let changed = consensus::agree(&mut texts, reads, &groups, self.reader.alphabet(), params);
+        for &k in &changed {
+            found.labels[k].text = std::mem::take(&mut texts[k]);
+        }
+        changed
     }
 
     /// Moves the inputs and outputs whose box the classifier reads as an operator with at least

@@ -15,11 +15,13 @@
 //! rises to the right.
 
 use image::RgbImage;
+use serde::Deserialize;
 
 use crate::resample::luma;
 
-/// Skew handling of the OCR input (`ocr_alphabet.json`, `input.skew`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Skew handling of the OCR input (`ocr_alphabet.json`, `input.skew`, read field for field; range checks in
+/// [`crate::vocab::Alphabet::from_json`]).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 pub struct SkewParams {
     /// Crops are cut rotated from this skew on (1.5°); below it, axis-aligned.
     pub min_deg: f64,

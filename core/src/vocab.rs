@@ -9,6 +9,7 @@
 //! - [`Alphabet`]: CTC class 0 is the blank, class `i ≥ 1` is `symbols[i − 1]` (single characters, distinct).
 //!   It also carries the OCR model's `time_steps` and input geometry from the same file.
 
+use image::RgbImage;
 use serde::Deserialize;
 
 use crate::models::{ModelError, ALPHABET_JSON, VOCAB_JSON};
@@ -158,15 +159,7 @@ struct AlphabetInput {
     width: u32,
     crop_pad_fraction_of_height: f64,
     #[serde(default)]
-    skew: Option<SkewFile>,
-}
-
-#[derive(Deserialize)]
-struct SkewFile {
-    min_deg: f64,
-    max_deg: f64,
-    max_side: u32,
-    max_samples: u32,
+    skew: Option<SkewParams>,
 }
 
 impl Alphabet {
@@ -242,7 +235,7 @@ impl Alphabet {
                 format!("crop_pad_fraction_of_height {pad} outside [0, 2]"),
             ));
         }
-        let skew = match &input.skew {
+        let skew = match input.skew {
             None => None,
             Some(k) => {
                 let ok = (0.0..=45.0).contains(&k.min_deg)
@@ -259,12 +252,7 @@ impl Alphabet {
                         ),
                     ));
                 }
-                Some(SkewParams {
-                    min_deg: k.min_deg,
-                    max_deg: k.max_deg,
-                    max_side: k.max_side,
-                    max_samples: k.max_samples,
-                })
+                Some(k)
             }
         };
         Ok(Alphabet {
@@ -284,6 +272,13 @@ impl Alphabet {
         Alphabet::from_json(ALPHABET_JSON)
     }
 
+    /// The skew of `image` inside `region` (source pixels `[x0, y0, x1, y1]`, the padded crop) in degrees, as
+    /// the OCR crops follow it ([`crate::skew::estimate_skew`]); 0 when this alphabet has no skew settings.
+    pub fn estimate_skew(&self, image: &RgbImage, region: [f64; 4]) -> f64 {
+        self.skew
+            .map_or(0.0, |p| crate::skew::estimate_skew(image, region, &p))
+    }
+
     /// Number of CTC classes (symbols + blank).
     pub fn classes(&self) -> usize {
         self.chars.len() + 1
@@ -299,6 +294,11 @@ impl Alphabet {
     /// The CTC class of `c`, if it is in the alphabet.
     pub fn class_of(&self, c: char) -> Option<usize> {
         self.chars.iter().position(|&s| s == c).map(|i| i + 1)
+    }
+
+    /// The CTC classes of `text`, `None` when a character is not in the alphabet.
+    pub fn encode(&self, text: &str) -> Option<Vec<usize>> {
+        text.chars().map(|c| self.class_of(c)).collect()
     }
 
     /// The text of a sequence of CTC classes; blanks and unknown classes are skipped.

@@ -1,6 +1,8 @@
 //! Greedy CTC decoding and the OCR crop geometry helpers on hand-made inputs.
 
-use netron_ocr_core::read::{border_mean, ctc_greedy, text_width};
+use netron_ocr_core::read::{
+    border_mean, ctc_greedy, ctc_log_likelihood, log_softmax_rows, text_width,
+};
 
 const C: usize = 4; // blank + 3 symbols
 
@@ -89,4 +91,81 @@ fn border_mean_counts_corners_twice() {
     // top (10, 20) + bottom (50, 60) + left (10, 30, 50) + right (20, 40, 60) over 10 values.
     assert_eq!(border_mean(&px, 2), 350.0 / 10.0);
     assert_eq!(border_mean(&[], 3), 0.0);
+}
+
+/// Every alignment of `steps` frames over `classes` classes, collapsed: the brute-force CTC likelihood.
+fn brute_force_likelihood(log_probs: &[f32], classes: usize, target: &[usize]) -> f64 {
+    let steps = log_probs.len() / classes;
+    let mut total = 0f64;
+    let mut frame = vec![0usize; steps];
+    loop {
+        let mut collapsed = Vec::new();
+        let mut prev = 0;
+        for &k in &frame {
+            if k != prev && k != 0 {
+                collapsed.push(k);
+            }
+            prev = k;
+        }
+        if collapsed == target {
+            let lp: f64 = frame
+                .iter()
+                .enumerate()
+                .map(|(t, &k)| f64::from(log_probs[t * classes + k]))
+                .sum();
+            total += lp.exp();
+        }
+        let mut i = 0;
+        loop {
+            if i == steps {
+                return total.ln();
+            }
+            frame[i] += 1;
+            if frame[i] < classes {
+                break;
+            }
+            frame[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+#[test]
+fn ctc_likelihood_matches_brute_force() {
+    let logits: Vec<f32> = (0..5 * C)
+        .map(|i| ((i * 7919) % 13) as f32 * 0.37 - 2.0)
+        .collect();
+    let lp = log_softmax_rows(&logits, C);
+    for target in [
+        vec![],
+        vec![1],
+        vec![2, 3],
+        vec![1, 1],
+        vec![3, 2, 1],
+        vec![2, 2, 2],
+    ] {
+        let got = ctc_log_likelihood(&lp, C, &target);
+        let want = brute_force_likelihood(&lp, C, &target);
+        assert!((got - want).abs() < 1e-6, "{target:?}: {got} vs {want}");
+    }
+    // `1 1` needs a blank between: 3 frames at least.
+    assert_eq!(
+        ctc_log_likelihood(&lp[..2 * C], C, &[1, 1]),
+        f64::NEG_INFINITY
+    );
+    assert_eq!(ctc_log_likelihood(&lp, C, &[1, 0]), f64::NEG_INFINITY);
+    assert_eq!(ctc_log_likelihood(&lp, C, &[4]), f64::NEG_INFINITY);
+    assert_eq!(ctc_log_likelihood(&[], C, &[1]), f64::NEG_INFINITY);
+    assert_eq!(ctc_log_likelihood(&lp, 0, &[]), f64::NEG_INFINITY);
+}
+
+#[test]
+fn log_softmax_rows_normalise_each_step() {
+    let lp = log_softmax_rows(&path(&[1, 0, 3], 4.0), C);
+    assert_eq!(lp.len(), 3 * C);
+    for row in lp.chunks_exact(C) {
+        let s: f64 = row.iter().map(|&v| f64::from(v).exp()).sum();
+        assert!((s - 1.0).abs() < 1e-6);
+    }
+    assert!(log_softmax_rows(&[1.0, 2.0], 0).is_empty());
 }

@@ -7,7 +7,6 @@ use image::RgbImage;
 use netron_ocr_core::graph::BBox;
 use netron_ocr_core::models::ModelKind;
 use netron_ocr_core::read::{ctc_greedy, ocr_input, text_crop, text_input, ReadParams, TextReader};
-use netron_ocr_core::skew::estimate_skew;
 use netron_ocr_core::vocab::Alphabet;
 use netron_ocr_core::ScanError;
 
@@ -47,10 +46,7 @@ fn fixture_texts() -> Vec<FixtureTexts> {
             let img = scene.image();
             let c = g.padded_canvas(0.04);
             let region = [c.x0, c.y0, c.x1, c.y1].map(f64::from);
-            let skew = Alphabet::bundled()
-                .unwrap()
-                .skew
-                .map_or(0.0, |p| estimate_skew(&img, region, &p));
+            let skew = Alphabet::bundled().unwrap().estimate_skew(&img, region);
             (scene.name.clone(), img, boxes, texts, skew)
         })
         .collect()

@@ -1,0 +1,206 @@
+//! Label consensus on hand-made edges and OCR readings: which labels are grouped, and which text a group takes.
+
+use netron_ocr_core::consensus::{agree, label_groups, ConsensusParams};
+use netron_ocr_core::edges::{RecoveredEdge, Side};
+use netron_ocr_core::graph::Point;
+use netron_ocr_core::read::{log_softmax_rows, TextRead};
+use netron_ocr_core::vocab::Alphabet;
+
+fn edge(from: &str, to: &str, label: Option<&str>) -> RecoveredEdge {
+    RecoveredEdge {
+        from: from.into(),
+        to: to.into(),
+        label: label.map(str::to_owned),
+        confidence: 0.9,
+        points: vec![Point::new(0.0, 0.0), Point::new(0.0, 10.0)],
+        from_side: Side::Bottom,
+        to_side: Side::Top,
+    }
+}
+
+/// A reading of `text` over 40 frames (each character twice, then a blank): the chosen class at logit 8,
+/// the others at 0. `doubt` lists `(character index, logit)`: that character's frames give the blank this logit
+/// instead, so at 9 the greedy path drops the character though it stays plausible.
+fn reading(alphabet: &Alphabet, text: &str, doubt: &[(usize, f32)]) -> TextRead {
+    let classes = alphabet.classes();
+    let mut frames: Vec<(usize, f32)> = Vec::new();
+    for (i, c) in text.chars().enumerate() {
+        let k = alphabet.class_of(c).expect("test text in the alphabet");
+        let blank = doubt.iter().find(|d| d.0 == i).map_or(0.0, |d| d.1);
+        frames.extend([(k, blank), (k, blank), (0, 0.0)]);
+    }
+    assert!(frames.len() <= 40);
+    frames.resize(40, (0, 0.0));
+    let mut logits = vec![0f32; 40 * classes];
+    for (t, &(k, blank)) in frames.iter().enumerate() {
+        logits[t * classes + k] = 8.0;
+        if k != 0 {
+            logits[t * classes] = blank;
+        }
+    }
+    let mut decoded = String::new();
+    let mut prev = 0;
+    for t in 0..40 {
+        let row = &logits[t * classes..(t + 1) * classes];
+        let best = (0..classes).fold(0, |b, k| if row[k] > row[b] { k } else { b });
+        if best != prev && best != 0 {
+            decoded.push(alphabet.symbol(best).unwrap());
+        }
+        prev = best;
+    }
+    TextRead {
+        text: decoded,
+        confidence: 0.5,
+        log_probs: log_softmax_rows(&logits, classes),
+    }
+}
+
+fn params() -> ConsensusParams {
+    ConsensusParams::default()
+}
+
+#[test]
+fn fan_out_labels_of_a_single_output_node_are_grouped() {
+    let edges = [
+        edge("n0", "n1", Some("t0")),
+        edge("n0", "n2", Some("t1")),
+        edge("n0", "o0", Some("t2")),
+        edge("n1", "n2", Some("t3")),
+    ];
+    let ops = [Some("Conv"), Some("Conv"), Some("Add")];
+    let groups = label_groups(&edges, &ops, 4, true, &params());
+    assert_eq!(groups, vec![vec![0, 1, 2]]);
+}
+
+#[test]
+fn multi_output_and_unknown_operators_are_not_fanned_out() {
+    let edges = [
+        edge("n0", "n1", Some("t0")),
+        edge("n0", "n2", Some("t1")),
+        edge("n3", "n1", Some("t2")),
+        edge("n3", "n2", Some("t3")),
+        edge("i0", "n0", Some("t4")),
+        edge("i0", "n3", Some("t5")),
+    ];
+    let ops = [Some("Split"), Some("Add"), Some("Add"), None];
+    let groups = label_groups(&edges, &ops, 6, true, &params());
+    assert_eq!(groups, vec![vec![4, 5]], "only the graph input fans out");
+}
+
+#[test]
+fn shape_preserving_nodes_join_their_input_and_outputs_in_shape_mode_only() {
+    let edges = [
+        edge("n0", "n1", Some("t0")),
+        edge("n1", "n2", Some("t1")),
+        edge("n2", "n3", Some("t2")),
+    ];
+    let ops = [Some("Conv"), Some("Relu"), Some("MaxPool"), Some("Conv")];
+    assert_eq!(
+        label_groups(&edges, &ops, 3, true, &params()),
+        vec![vec![0, 1]]
+    );
+    assert!(label_groups(&edges, &ops, 3, false, &params()).is_empty());
+    let no_rule = ConsensusParams {
+        shape_preserving: false,
+        ..params()
+    };
+    assert!(label_groups(&edges, &ops, 3, true, &no_rule).is_empty());
+    // Two incoming edges: not a one-input node, whatever the classifier says.
+    let edges = [
+        edge("n0", "n1", Some("t0")),
+        edge("n3", "n1", Some("t2")),
+        edge("n1", "n2", Some("t1")),
+    ];
+    assert!(label_groups(&edges, &ops, 3, true, &params()).is_empty());
+}
+
+#[test]
+fn labels_out_of_range_or_unlabelled_edges_are_ignored() {
+    let edges = [
+        edge("n0", "n1", Some("t0")),
+        edge("n0", "n2", None),
+        edge("n0", "n3", Some("t9")),
+        edge("n0", "n4", Some("x1")),
+    ];
+    let ops = [Some("Conv")];
+    assert!(label_groups(&edges, &ops, 2, true, &params()).is_empty());
+}
+
+#[test]
+fn a_dropped_digit_is_outvoted_by_the_clear_twin() {
+    let a = Alphabet::bundled().unwrap();
+    let clear = reading(&a, "1×64×56×56", &[]);
+    let doubted = reading(&a, "1×64×56×56", &[(9, 9.0)]);
+    assert_eq!(clear.text, "1×64×56×56");
+    assert_eq!(
+        doubted.text, "1×64×56×5",
+        "the greedy path drops the doubted 6"
+    );
+    let mut texts = vec![clear.text.clone(), doubted.text.clone()];
+    let changed = agree(
+        &mut texts,
+        &[Some(&clear), Some(&doubted)],
+        &[vec![0, 1]],
+        &a,
+        &params(),
+    );
+    assert_eq!(changed, vec![1]);
+    assert_eq!(texts, vec!["1×64×56×56", "1×64×56×56"]);
+}
+
+#[test]
+fn a_clear_reading_keeps_its_text_against_the_group() {
+    let a = Alphabet::bundled().unwrap();
+    let one = reading(&a, "1×64×56×56", &[]);
+    let other = reading(&a, "1×128×28×28", &[]);
+    let third = reading(&a, "1×64×56×56", &[]);
+    let mut texts = vec![one.text.clone(), other.text.clone(), third.text.clone()];
+    let changed = agree(
+        &mut texts,
+        &[Some(&one), Some(&other), Some(&third)],
+        &[vec![0, 1, 2]],
+        &a,
+        &params(),
+    );
+    assert!(changed.is_empty(), "{texts:?}");
+    let always = ConsensusParams {
+        max_loss_nats: f64::INFINITY,
+        ..params()
+    };
+    let changed = agree(
+        &mut texts,
+        &[Some(&one), Some(&other), Some(&third)],
+        &[vec![0, 1, 2]],
+        &a,
+        &always,
+    );
+    assert_eq!(changed, vec![1], "two clear votes against one");
+    assert_eq!(texts[1], "1×64×56×56");
+}
+
+#[test]
+fn labels_without_a_reading_neither_vote_nor_change() {
+    let a = Alphabet::bundled().unwrap();
+    let doubted = reading(&a, "1×64×56×56", &[(9, 9.0)]);
+    let mut texts = vec!["1×64×56×56".to_owned(), doubted.text.clone()];
+    let changed = agree(
+        &mut texts,
+        &[None, Some(&doubted)],
+        &[vec![0, 1]],
+        &a,
+        &params(),
+    );
+    assert!(changed.is_empty());
+    assert_eq!(texts[1], "1×64×56×5");
+    // Members out of range are skipped.
+    let clear = reading(&a, "1×64×56×56", &[]);
+    let mut texts = vec![clear.text.clone(), doubted.text.clone()];
+    let changed = agree(
+        &mut texts,
+        &[Some(&clear), Some(&doubted)],
+        &[vec![0, 1, 7]],
+        &a,
+        &params(),
+    );
+    assert_eq!(changed, vec![1]);
+}

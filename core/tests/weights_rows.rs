@@ -1,0 +1,195 @@
+//! Weight rows of node cards (`weights::row_rects`, `RowRect::trim`, `parse_row`): synthetic rolled cards, the
+//! fixture scenes' ground truth, and row texts.
+
+mod fixture_support;
+
+use image::{Rgb, RgbImage};
+use netron_ocr_core::graph::{BBox, Dim};
+use netron_ocr_core::weights::{parse_row, row_rects};
+use serde_json::Value;
+
+/// Corners of a screen rectangle rotated by `deg` about its centre, and their axis-aligned box.
+fn rolled(cx: f64, cy: f64, w: f64, h: f64, dx: f64, dy: f64, deg: f64) -> (f64, f64, BBox) {
+    let (s, c) = deg.to_radians().sin_cos();
+    let pts = [
+        (-w / 2.0, -h / 2.0),
+        (w / 2.0, -h / 2.0),
+        (w / 2.0, h / 2.0),
+        (-w / 2.0, h / 2.0),
+    ]
+    .map(|(u, v)| (u + dx, v + dy))
+    .map(|(u, v)| (cx + u * c - v * s, cy + u * s + v * c));
+    let xs = pts.map(|p| p.0);
+    let ys = pts.map(|p| p.1);
+    let min = |a: [f64; 4]| a.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |a: [f64; 4]| a.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let b = BBox::new(
+        min(xs) as f32,
+        min(ys) as f32,
+        max(xs) as f32,
+        max(ys) as f32,
+    );
+    (cx + dx * c - dy * s, cy + dx * s + dy * c, b)
+}
+
+#[test]
+fn rows_of_a_rolled_card_follow_netron_geometry() {
+    let z = 1.5;
+    for (rows, deg) in [(1usize, 0.0), (3, 0.0), (3, 4.0), (5, -6.0)] {
+        let (w, h) = (90.0 * z, (26.0 + 12.0 * rows as f64) * z);
+        let (_, _, card) = rolled(400.0, 300.0, w, h, 0.0, 0.0, deg);
+        // The title box as `estimate_title_boxes` gives it: the card's top, header's axis-aligned extent tall.
+        let s = deg.to_radians().sin().abs();
+        let title_h = 20.0 * z * deg.to_radians().cos() + w * s;
+        let title = BBox::new(card.x0, card.y0, card.x1, card.y0 + title_h as f32);
+        let got: Vec<BBox> = row_rects(&card, &title, deg, 16)
+            .iter()
+            .map(|r| r.bbox())
+            .collect();
+        assert_eq!(got.len(), rows, "{rows} rows at {deg}°");
+        for (i, b) in got.iter().enumerate() {
+            let v = -h / 2.0 + (24.0 + 12.0 * i as f64 + 5.0) * z;
+            let (ex, ey, want) = rolled(400.0, 300.0, w - 12.0 * z, 10.0 * z, 0.0, v, deg);
+            let c = b.center();
+            assert!(
+                (f64::from(c.x) - ex).abs() < 0.5 && (f64::from(c.y) - ey).abs() < 0.5,
+                "row {i} at {deg}°: {b:?} vs {want:?}"
+            );
+            assert!(b.iou(&want) > 0.97, "row {i} at {deg}°: {b:?} vs {want:?}");
+        }
+    }
+}
+
+#[test]
+fn cards_without_rows_and_bad_boxes_give_nothing() {
+    let card = BBox::new(10.0, 10.0, 60.0, 30.0);
+    assert!(row_rects(&card, &card, 0.0, 16).is_empty(), "all header");
+    let nan = BBox::new(f32::NAN, 0.0, 1.0, 1.0);
+    assert!(row_rects(&nan, &card, 0.0, 16).is_empty());
+    assert!(row_rects(&card, &nan, 0.0, 16).is_empty());
+    assert!(row_rects(&card, &card, f64::NAN, 16).is_empty());
+    let tall = BBox::new(0.0, 0.0, 100.0, 2000.0);
+    let title = BBox::new(0.0, 0.0, 100.0, 20.0);
+    assert_eq!(row_rects(&tall, &title, 0.0, 16).len(), 16, "capped");
+    assert!(
+        row_rects(&tall, &title, 45.0, 16).is_empty(),
+        "roll too large"
+    );
+}
+
+#[test]
+fn fixture_screenshot_rows_match_the_truth() {
+    let mut checked = 0;
+    for scene in fixture_support::scenes()
+        .iter()
+        .filter(|s| s.kind == "shot")
+    {
+        let raw: Value =
+            serde_json::from_str(&std::fs::read_to_string(&scene.truth_path).unwrap()).unwrap();
+        let truth = scene.truth();
+        for (n, rn) in truth.nodes.iter().zip(raw["nodes"].as_array().unwrap()) {
+            let attrs = rn["attributes"].as_array().map_or(0, Vec::len);
+            let (Some(title), false) = (n.title_box, n.truncated.unwrap_or(false)) else {
+                continue;
+            };
+            let got: Vec<BBox> = row_rects(&n.bbox, &title, 0.0, 16)
+                .iter()
+                .map(|r| r.bbox())
+                .collect();
+            assert_eq!(
+                got.len(),
+                n.weights.len() + attrs,
+                "{} {}",
+                scene.name,
+                n.id
+            );
+            for (b, w) in got.iter().zip(&n.weights) {
+                let t = w.bbox.unwrap();
+                assert!(
+                    (b.y0 - t.y0).abs() < 1.0
+                        && (b.y1 - t.y1).abs() < 1.0
+                        && (b.x0 - t.x0).abs() < 1.0,
+                    "{} {}: {b:?} vs {t:?}",
+                    scene.name,
+                    n.id
+                );
+                assert!(b.x1 >= t.x1 - 1.0, "the row covers the text");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "only {checked} rows checked");
+}
+
+#[test]
+fn fixture_screenshot_rows_trim_to_their_text() {
+    let mut checked = 0;
+    for scene in fixture_support::scenes()
+        .iter()
+        .filter(|s| s.kind == "shot")
+    {
+        let image = scene.image();
+        for n in scene.truth().nodes {
+            let (Some(title), false) = (n.title_box, n.truncated.unwrap_or(false)) else {
+                continue;
+            };
+            for (r, w) in row_rects(&n.bbox, &title, 0.0, 16).iter().zip(&n.weights) {
+                let t = w.bbox.unwrap();
+                let b = r.bbox();
+                let trimmed = r.trim(&image, 0.35).bbox();
+                let margin = b.height() / 2.0;
+                assert!(
+                    trimmed.x1 >= t.x1 - 1.0 && trimmed.x1 <= t.x1 + margin + 1.5,
+                    "{} {}: trimmed {trimmed:?}, text {t:?}",
+                    scene.name,
+                    n.id
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "only {checked} rows checked");
+}
+
+#[test]
+fn trim_keeps_flat_rows_and_cuts_after_the_ink() {
+    let mut img = RgbImage::from_pixel(200, 40, Rgb([250, 250, 250]));
+    let title = BBox::new(0.0, 0.0, 200.0, 20.0);
+    let card = BBox::new(0.0, 0.0, 200.0, 38.0); // z = 1: one row, text at y 24..34, x 6..194
+    let rects = row_rects(&card, &title, 0.0, 16);
+    assert_eq!(rects.len(), 1);
+    let row = rects[0];
+    assert_eq!(row.trim(&img, 0.35), row, "no ink: unchanged");
+    for x in 20..70 {
+        for y in 26..32 {
+            img.put_pixel(x, y, Rgb([40, 40, 40]));
+        }
+    }
+    let t = row.trim(&img, 0.35).bbox();
+    assert_eq!((t.x0, t.y0, t.y1), (6.0, 24.0, 34.0));
+    assert!((t.x1 - (70.0 + 5.0)).abs() < 0.01, "{t:?}");
+    let far = RgbImage::from_pixel(10, 10, Rgb([0, 0, 0]));
+    assert_eq!(row.trim(&far, 0.35), row, "outside the image: unchanged");
+}
+
+#[test]
+fn row_texts_become_weights() {
+    let w = parse_row("W〈64×3×7×7〉", None).unwrap();
+    assert_eq!((w.name.as_str(), w.text.as_str()), ("W", "64×3×7×7"));
+    assert_eq!(
+        w.shape,
+        Some(vec![Dim::Int(64), Dim::Int(3), Dim::Int(7), Dim::Int(7)])
+    );
+    let b = parse_row(" B = 0.5 ", None).unwrap();
+    assert_eq!(
+        (b.name.as_str(), b.text.as_str(), b.shape),
+        ("B", "0.5", None)
+    );
+    let k = parse_row("kernel_shape = 3, 3", None).unwrap();
+    assert_eq!((k.name.as_str(), k.text.as_str()), ("kernel_shape", "3, 3"));
+    let cut = parse_row("scale〈64", None).unwrap();
+    assert_eq!(cut.text, "64", "a lost closing bracket is tolerated");
+    assert!(parse_row("", None).is_none());
+    assert!(parse_row("〈64〉", None).is_none());
+    assert!(parse_row("Conv", None).is_none());
+}
