@@ -8,7 +8,7 @@
 //!
 //! Prints a table (photos, screenshots, all) of the metrics of `netron_ocr_core::eval` plus the mean scan time,
 //! and with `--json` writes a report: `{summary: {photo, shot, all}, images: [{image, truth, kind, metrics,
-//! timings, error}], models}`. Schema validity here means the prediction passes the JSON Schema v1 *and* the
+//! timings, canvas, error}], models}`. Schema validity here means the prediction passes the JSON Schema v1 *and* the
 //! cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable report
 //! (an image that fails to scan counts as an empty prediction and is listed with its error).
 
@@ -69,6 +69,9 @@ pub struct Args {
     /// OCR confidence under which a weight row is left out (default: the scanner's).
     #[arg(long, value_name = "P")]
     min_weight_confidence: Option<f32>,
+    /// Grow the cropper's box over content it cut off (`ScanParams::grow_crop`, off by default).
+    #[arg(long)]
+    grow_crop: bool,
     /// Read every tensor label on its own (measures what the label consensus adds).
     #[arg(long)]
     no_consensus: bool,
@@ -131,6 +134,8 @@ struct ImageReport {
     kind: &'static str,
     metrics: Metrics,
     timings: StageTimings,
+    /// The predicted canvas (crop) box, source pixels.
+    canvas: Canvas,
     error: Option<String>,
 }
 
@@ -220,6 +225,9 @@ pub fn run(args: &Args) -> u8 {
     if let Some(p) = args.min_weight_confidence {
         params.min_weight_confidence = p;
     }
+    if args.grow_crop {
+        params.grow_crop = Some(netron_ocr_core::crop::GrowParams::default());
+    }
     if args.no_consensus {
         params.consensus.fan_out = false;
         params.consensus.shape_preserving = false;
@@ -303,6 +311,7 @@ pub fn run(args: &Args) -> u8 {
             kind: pair.kind,
             metrics,
             timings,
+            canvas: graph.canvas,
             error,
         });
         bar.inc(1);

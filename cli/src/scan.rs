@@ -39,6 +39,10 @@ pub struct Args {
     /// Print per-stage timings (ms) and the quality verdict of each image on stderr.
     #[arg(long)]
     timings: bool,
+    /// Grow the cropper's box over content it cut off (graphs larger than the window; off by default, see
+    /// `ScanParams::grow_crop`).
+    #[arg(long)]
+    grow_crop: bool,
 }
 
 /// Loads the scanner from `--models DIR` or the bundled models.
@@ -85,7 +89,13 @@ fn scan_one(scanner: &Scanner, args: &Args, path: &Path) -> Result<ScanResult, S
 }
 
 pub fn run(args: &Args) -> u8 {
-    let scanner = match load_scanner(args.models.as_deref(), ScanParams::default()) {
+    let params = ScanParams {
+        grow_crop: args
+            .grow_crop
+            .then(netron_ocr_core::crop::GrowParams::default),
+        ..ScanParams::default()
+    };
+    let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("netron-ocr scan: {e}");

@@ -357,6 +357,313 @@ impl Cropper {
     }
 }
 
+/// Growing the crop over content the cropper cut off: a pipeline step after the model, outside its contract.
+///
+/// A correct crop ends in background: the model's margins plus the 4% padding leave an empty strip along each
+/// side. When a side's outermost band holds ink on a canvas-coloured background instead (a graph larger than
+/// the window, zoomed so that nodes reach the screen's edges), the side moves out one band at a time while the
+/// band beyond it is canvas of the same grey and the side's band still holds ink. It stops at the image border,
+/// at a band that is not canvas (a bezel, a window frame, glare edge, clutter), or when the side's band is
+/// empty. Work is on block-averaged luma ([`crate::resample::luma`]) of the bands only, so the cost is a few
+/// source rows and columns, not the image.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GrowParams {
+    /// Source pixels are averaged in blocks of `ceil(longer side / max_side)` (1024).
+    pub max_side: u32,
+    /// Width of a band as a share of the crop's extent across it (0.02), at least 2 block pixels.
+    pub band: f64,
+    /// Bands are judged in segments of this many block pixels along the side (64), so that glare and
+    /// vignetting, which change the background along a side, do not count as ink.
+    pub segment: u32,
+    /// A pixel is ink when it departs from its segment's median grey by more than this (28 levels).
+    pub ink_delta: u8,
+    /// A band holds content when at least this share of its canvas pixels (0.002), and at least 3, are ink.
+    pub min_ink: f64,
+    /// A segment is canvas when at least this share of its pixels lie within `ink_delta` of its median (0.5: a
+    /// card crossing the band still leaves it canvas).
+    pub canvas_share: f64,
+    /// A band beyond a side is canvas when at least this share of its segments are (0.8) and their medians
+    /// are within `max_step` of the medians of the side's band (24 levels).
+    pub canvas_segments: f64,
+    pub max_step: u8,
+    /// Only sides that a detection touches grow ([`touched_sides`]): a box edge within this share of the
+    /// crop's extent, and at least 2 px, of a side that is not the image border (0: flush, the detector's box
+    /// cut by the crop).
+    pub touch: f64,
+}
+
+impl Default for GrowParams {
+    fn default() -> Self {
+        GrowParams {
+            max_side: 1024,
+            band: 0.02,
+            segment: 64,
+            ink_delta: 28,
+            min_ink: 0.002,
+            canvas_share: 0.5,
+            canvas_segments: 0.8,
+            max_step: 24,
+            touch: 0.0,
+        }
+    }
+}
+
+/// What [`grow_to_content`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Growth {
+    /// The grown crop, source pixels, inside the image (the input box when nothing grew).
+    pub bbox: BBox,
+    /// Source pixels added on each side (left, top, right, bottom).
+    pub added: [f32; 4],
+}
+
+/// Statistics of one band, per segment along it.
+struct Band {
+    /// Per segment: median grey, canvas (share within `ink_delta` of the median ≥ `canvas_share`).
+    segments: Vec<(u8, bool)>,
+    /// Ink pixels in canvas segments, and pixels of canvas segments.
+    ink: usize,
+    canvas_pixels: usize,
+}
+
+/// Block-averaged luma of the block rectangle `[bx0, bx1) × [by0, by1)` (block coordinates, block size `f`),
+/// row-major, and statistics per segment along `along_x` (segments of `segment` blocks).
+fn band_stats(image: &RgbImage, f: u32, rect: [u32; 4], along_x: bool, p: &GrowParams) -> Band {
+    let [bx0, by0, bx1, by1] = rect;
+    let (w, h) = image.dimensions();
+    let block = |bx: u32, by: u32| -> u8 {
+        let (x0, y0) = (bx * f, by * f);
+        let (x1, y1) = ((x0 + f).min(w), (y0 + f).min(h));
+        let mut sum = 0u32;
+        for y in y0..y1 {
+            for x in x0..x1 {
+                sum += u32::from(crate::resample::luma(image.get_pixel(x, y).0));
+            }
+        }
+        let n = (x1 - x0) * (y1 - y0);
+        ((sum + n / 2) / n.max(1)) as u8
+    };
+    let (len, across) = if along_x {
+        (bx1 - bx0, by1 - by0)
+    } else {
+        (by1 - by0, bx1 - bx0)
+    };
+    let seg = p.segment.max(1);
+    let mut band = Band {
+        segments: Vec::new(),
+        ink: 0,
+        canvas_pixels: 0,
+    };
+    let mut s0 = 0;
+    while s0 < len {
+        // A short remainder joins the previous segment.
+        let s1 = if len - s0 < 2 * seg { len } else { s0 + seg };
+        let mut values = Vec::with_capacity(((s1 - s0) * across) as usize);
+        for a in s0..s1 {
+            for c in 0..across {
+                values.push(if along_x {
+                    block(bx0 + a, by0 + c)
+                } else {
+                    block(bx0 + c, by0 + a)
+                });
+            }
+        }
+        let mut hist = [0usize; 256];
+        for &v in &values {
+            hist[v as usize] += 1;
+        }
+        let (mut acc, mut median) = (0, 0u8);
+        for (g, &n) in hist.iter().enumerate() {
+            acc += n;
+            if 2 * acc >= values.len() {
+                median = g as u8;
+                break;
+            }
+        }
+        let ink = values
+            .iter()
+            .filter(|&&v| v.abs_diff(median) > p.ink_delta)
+            .count();
+        let canvas = (values.len() - ink) as f64 >= p.canvas_share * values.len() as f64;
+        if canvas {
+            band.ink += ink;
+            band.canvas_pixels += values.len();
+        }
+        band.segments.push((median, canvas));
+        s0 = s1;
+    }
+    band
+}
+
+/// The sides of `crop` (left, top, right, bottom) that one of `boxes` touches (see [`GrowParams::touch`]),
+/// leaving out sides on the border of the `width × height` image. A correct crop ends in background, so a box
+/// at its edge is most likely content the cropper cut.
+pub fn touched_sides(
+    crop: BBox,
+    width: u32,
+    height: u32,
+    boxes: &[BBox],
+    p: &GrowParams,
+) -> [bool; 4] {
+    let (w, h) = (width as f32, height as f32);
+    let dx = ((p.touch * f64::from(crop.x1 - crop.x0)) as f32).max(2.0);
+    let dy = ((p.touch * f64::from(crop.y1 - crop.y0)) as f32).max(2.0);
+    let open = [
+        crop.x0 > 0.5,
+        crop.y0 > 0.5,
+        crop.x1 < w - 0.5,
+        crop.y1 < h - 0.5,
+    ];
+    let mut sides = [false; 4];
+    for b in boxes {
+        sides[0] |= open[0] && b.x0 <= crop.x0 + dx;
+        sides[1] |= open[1] && b.y0 <= crop.y0 + dy;
+        sides[2] |= open[2] && b.x1 >= crop.x1 - dx;
+        sides[3] |= open[3] && b.y1 >= crop.y1 - dy;
+    }
+    sides
+}
+
+/// Grows the sides of `crop` (source pixels) flagged in `sides` (left, top, right, bottom) over content it cut
+/// off; see [`GrowParams`]. Never shrinks it; a crop under 2 blocks on a side, or an empty image, comes back
+/// unchanged.
+pub fn grow_to_content(image: &RgbImage, crop: BBox, sides: [bool; 4], p: &GrowParams) -> Growth {
+    let unchanged = Growth {
+        bbox: crop,
+        added: [0.0; 4],
+    };
+    let (w, h) = image.dimensions();
+    if w == 0
+        || h == 0
+        || ![crop.x0, crop.y0, crop.x1, crop.y1]
+            .iter()
+            .all(|v| v.is_finite())
+    {
+        return unchanged;
+    }
+    let f = w.max(h).div_ceil(p.max_side.max(1)).max(1);
+    let (bw, bh) = (w.div_ceil(f), h.div_ceil(f));
+    let to_block = |v: f32, max: u32, up: bool| -> u32 {
+        let b = f64::from(v) / f64::from(f);
+        let b = if up { b.ceil() } else { b.floor() };
+        (b.max(0.0) as u32).min(max)
+    };
+    // Block rectangle [x0, y0, x1, y1), half-open.
+    let mut r = [
+        to_block(crop.x0, bw, false),
+        to_block(crop.y0, bh, false),
+        to_block(crop.x1, bw, true),
+        to_block(crop.y1, bh, true),
+    ];
+    if r[2] < r[0] + 2 || r[3] < r[1] + 2 {
+        return unchanged;
+    }
+    let start = r;
+    let width = |r: &[u32; 4], side: usize| -> u32 {
+        let extent = if side.is_multiple_of(2) {
+            r[2] - r[0]
+        } else {
+            r[3] - r[1]
+        };
+        ((p.band * f64::from(extent)).round() as u32).max(2)
+    };
+    // The band inside side `side` of `r` and the band of the same width beyond it (None at the border).
+    let bands = |r: &[u32; 4], side: usize| -> ([u32; 4], Option<[u32; 4]>) {
+        let d = width(r, side);
+        let [x0, y0, x1, y1] = *r;
+        match side {
+            0 => (
+                [x0, y0, (x0 + d).min(x1), y1],
+                (x0 > 0).then(|| [x0.saturating_sub(d), y0, x0, y1]),
+            ),
+            1 => (
+                [x0, y0, x1, (y0 + d).min(y1)],
+                (y0 > 0).then(|| [x0, y0.saturating_sub(d), x1, y0]),
+            ),
+            2 => (
+                [x1.saturating_sub(d).max(x0), y0, x1, y1],
+                (x1 < bw).then(|| [x1, y0, (x1 + d).min(bw), y1]),
+            ),
+            _ => (
+                [x0, y1.saturating_sub(d).max(y0), x1, y1],
+                (y1 < bh).then(|| [x0, y1, x1, (y1 + d).min(bh)]),
+            ),
+        }
+    };
+    let mut open = sides;
+    while open.iter().any(|&o| o) {
+        for side in 0..4 {
+            if !open[side] {
+                continue;
+            }
+            let along_x = !side.is_multiple_of(2);
+            let (inner, outer) = bands(&r, side);
+            let Some(outer) = outer else {
+                open[side] = false;
+                continue;
+            };
+            let inside = band_stats(image, f, inner, along_x, p);
+            let min_ink = (p.min_ink * inside.canvas_pixels as f64).max(3.0);
+            if (inside.ink as f64) < min_ink {
+                open[side] = false;
+                continue;
+            }
+            let beyond = band_stats(image, f, outer, along_x, p);
+            let continuous = beyond
+                .segments
+                .iter()
+                .zip(&inside.segments)
+                .filter(|((m_out, c_out), (m_in, _))| *c_out && m_out.abs_diff(*m_in) <= p.max_step)
+                .count();
+            if (continuous as f64) < p.canvas_segments * beyond.segments.len() as f64 {
+                open[side] = false;
+                continue;
+            }
+            r[side] = match side {
+                0 => outer[0],
+                1 => outer[1],
+                2 => outer[2],
+                _ => outer[3],
+            };
+        }
+    }
+    if r == start {
+        return unchanged;
+    }
+    let px = |b: u32, max: u32| (b * f).min(max) as f32;
+    let bbox = BBox {
+        x0: if r[0] < start[0] {
+            px(r[0], w)
+        } else {
+            crop.x0
+        },
+        y0: if r[1] < start[1] {
+            px(r[1], h)
+        } else {
+            crop.y0
+        },
+        x1: if r[2] > start[2] {
+            px(r[2], w)
+        } else {
+            crop.x1
+        },
+        y1: if r[3] > start[3] {
+            px(r[3], h)
+        } else {
+            crop.y1
+        },
+    };
+    Growth {
+        bbox,
+        added: [
+            crop.x0 - bbox.x0,
+            crop.y0 - bbox.y0,
+            bbox.x1 - crop.x1,
+            bbox.y1 - crop.y1,
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,5 +740,125 @@ mod tests {
         assert!((out[4] - (0.0 - 0.456) / 0.224).abs() < 1e-6);
         assert!((out[8] - (128.0 / 255.0 - 0.406) / 0.225).abs() < 1e-6);
         assert_eq!(out[1], 9.0, "outside the image is untouched");
+    }
+    /// A white 480×320 canvas with a "graph" in `content` (dark cards joined by a line), and `bezel`: columns
+    /// left of it painted dark grey (a monitor frame).
+    fn canvas_with(content: [u32; 4], bezel: u32) -> RgbImage {
+        let [x0, y0, x1, y1] = content;
+        RgbImage::from_fn(480, 320, |x, y| {
+            let card = |cx: u32| x >= cx && x < cx + 40 && (y0..y0 + 20).contains(&y);
+            let line = y == (y0 + y1) / 2 && (x0..x1).contains(&x);
+            if x < bezel {
+                image::Rgb([40, 40, 40])
+            } else if card(x0)
+                || card(x1 - 40)
+                || line
+                || (x % 50 == 25 && (y0..y1).contains(&y) && (x0..x1).contains(&x))
+            {
+                image::Rgb([30, 30, 30])
+            } else {
+                image::Rgb([245, 245, 245])
+            }
+        })
+    }
+
+    fn bbox(b: [f32; 4]) -> BBox {
+        BBox {
+            x0: b[0],
+            y0: b[1],
+            x1: b[2],
+            y1: b[3],
+        }
+    }
+
+    #[test]
+    fn a_crop_ending_in_background_stays() {
+        let img = canvas_with([100, 80, 300, 220], 0);
+        let crop = bbox([90.0, 70.0, 310.0, 230.0]);
+        let g = grow_to_content(&img, crop, [true; 4], &GrowParams::default());
+        assert_eq!(g.bbox, crop);
+        assert_eq!(g.added, [0.0; 4]);
+    }
+
+    #[test]
+    fn a_cut_side_grows_over_the_content() {
+        let img = canvas_with([20, 80, 300, 220], 0);
+        let crop = bbox([90.0, 70.0, 310.0, 230.0]);
+        let g = grow_to_content(&img, crop, [true; 4], &GrowParams::default());
+        assert!(g.bbox.x0 <= 20.0 && g.bbox.x0 >= 8.0, "{g:?}");
+        assert_eq!([g.bbox.y0, g.bbox.x1, g.bbox.y1], [70.0, 310.0, 230.0]);
+        assert_eq!(g.added[0], 90.0 - g.bbox.x0);
+    }
+
+    #[test]
+    fn growth_stops_at_a_bezel() {
+        let img = canvas_with([56, 80, 300, 220], 54);
+        let crop = bbox([90.0, 70.0, 310.0, 230.0]);
+        let g = grow_to_content(&img, crop, [true; 4], &GrowParams::default());
+        assert!(g.bbox.x0 <= 56.0 && g.bbox.x0 >= 50.0, "{g:?}");
+    }
+
+    #[test]
+    fn content_up_to_the_border_takes_the_border() {
+        let img = canvas_with([0, 80, 300, 220], 0);
+        let g = grow_to_content(
+            &img,
+            bbox([90.0, 70.0, 310.0, 230.0]),
+            [true; 4],
+            &GrowParams::default(),
+        );
+        assert_eq!(g.bbox.x0, 0.0);
+    }
+
+    #[test]
+    fn only_sides_a_box_touches_count() {
+        let p = GrowParams::default();
+        let crop = bbox([100.0, 100.0, 300.0, 200.0]);
+        let inner = bbox([150.0, 120.0, 250.0, 180.0]);
+        assert_eq!(touched_sides(crop, 400, 300, &[inner], &p), [false; 4]);
+        let at_left = bbox([101.5, 150.0, 130.0, 160.0]);
+        let at_bottom = bbox([200.0, 180.0, 220.0, 198.5]);
+        let near_top = bbox([200.0, 104.0, 220.0, 110.0]);
+        assert_eq!(
+            touched_sides(crop, 400, 300, &[inner, at_left, at_bottom, near_top], &p),
+            [true, false, false, true]
+        );
+        // A side on the image border never grows.
+        let whole = bbox([0.0, 0.0, 400.0, 300.0]);
+        assert_eq!(touched_sides(whole, 400, 300, &[whole], &p), [false; 4]);
+        // Growing only the flagged side.
+        let img = canvas_with([20, 80, 300, 220], 0);
+        let g = grow_to_content(
+            &img,
+            bbox([90.0, 70.0, 310.0, 230.0]),
+            [false, true, true, true],
+            &p,
+        );
+        assert_eq!(g.added, [0.0; 4]);
+    }
+
+    #[test]
+    fn noise_and_degenerate_crops_do_not_grow() {
+        let mut state = 12345u32;
+        let noise = RgbImage::from_fn(300, 200, |_, _| {
+            state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            image::Rgb([(state >> 16) as u8; 3])
+        });
+        let crop = bbox([100.0, 50.0, 200.0, 150.0]);
+        let p = GrowParams::default();
+        assert_eq!(grow_to_content(&noise, crop, [true; 4], &p).bbox, crop);
+        let img = canvas_with([20, 80, 300, 220], 0);
+        for b in [
+            [100.0, 100.0, 100.5, 100.5],
+            [f32::NAN, 0.0, 10.0, 10.0],
+            [300.0, 10.0, 200.0, 20.0],
+        ] {
+            assert_eq!(
+                grow_to_content(&img, bbox(b), [true; 4], &p).added,
+                [0.0; 4]
+            );
+        }
+        let empty = RgbImage::new(0, 0);
+        assert_eq!(grow_to_content(&empty, crop, [true; 4], &p).bbox, crop);
     }
 }
