@@ -357,15 +357,16 @@ impl Cropper {
     }
 }
 
-/// Growing the crop over content the cropper cut off: a pipeline step after the model, outside its contract.
+/// Growing the crop over content the cropper cut off: a pipeline step after the model, outside its contract
+/// (`ScanParams::grow_crop`, off by default).
 ///
 /// A correct crop ends in background: the model's margins plus the 4% padding leave an empty strip along each
-/// side. When a side's outermost band holds ink on a canvas-coloured background instead (a graph larger than
-/// the window, zoomed so that nodes reach the screen's edges), the side moves out one band at a time while the
-/// band beyond it is canvas of the same grey and the side's band still holds ink. It stops at the image border,
-/// at a band that is not canvas (a bezel, a window frame, glare edge, clutter), or when the side's band is
-/// empty. Work is on block-averaged luma ([`crate::resample::luma`]) of the bands only, so the cost is a few
-/// source rows and columns, not the image.
+/// side. A side that a detection touches ([`touched_sides`]) and whose outermost band holds ink on a canvas
+/// background (a graph larger than the window, zoomed so that cards reach the screen's edges) moves out one
+/// band at a time while the band beyond it is canvas of the same grey and the side's band still holds ink
+/// ([`grow_to_content`]). It stops at the image border, at a band that is not canvas (a bezel, a window frame,
+/// clutter), or when the side's band is empty. Only the bands are read (block-averaged luma,
+/// [`crate::resample::luma`]), so the cost is a few source rows and columns, not the image.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GrowParams {
     /// Source pixels are averaged in blocks of `ceil(longer side / max_side)` (1024).
@@ -426,8 +427,9 @@ struct Band {
     canvas_pixels: usize,
 }
 
-/// Block-averaged luma of the block rectangle `[bx0, bx1) × [by0, by1)` (block coordinates, block size `f`),
-/// row-major, and statistics per segment along `along_x` (segments of `segment` blocks).
+/// Statistics of the block rectangle `[bx0, bx1) × [by0, by1)` (block coordinates, block size `f`, each block
+/// the rounded mean luma of its source pixels), per segment of `segment` blocks along the x axis (`along_x`)
+/// or the y axis.
 fn band_stats(image: &RgbImage, f: u32, rect: [u32; 4], along_x: bool, p: &GrowParams) -> Band {
     let [bx0, by0, bx1, by1] = rect;
     let (w, h) = image.dimensions();
