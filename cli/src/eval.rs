@@ -8,9 +8,9 @@
 //!
 //! Prints a table (photos, screenshots, all) of the metrics of `netron_ocr_core::eval` plus the mean scan time,
 //! and with `--json` writes a report: `{summary: {photo, shot, all}, images: [{image, truth, kind, metrics,
-//! timings, canvas, error}], models}`. Schema validity here means the prediction passes the JSON Schema v1 *and* the
-//! cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable report
-//! (an image that fails to scan counts as an empty prediction and is listed with its error).
+//! timings, canvas, error}], models}`. Schema validity here means the prediction passes the JSON Schema v1
+//! *and* the cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable
+//! report (an image that fails to scan counts as an empty prediction and is listed with its error).
 
 use std::path::{Path, PathBuf};
 

@@ -621,12 +621,8 @@ pub fn grow_to_content(image: &RgbImage, crop: BBox, sides: [bool; 4], p: &GrowP
                 open[side] = false;
                 continue;
             }
-            r[side] = match side {
-                0 => outer[0],
-                1 => outer[1],
-                2 => outer[2],
-                _ => outer[3],
-            };
+            // The band beyond shares three coordinates with `r`; its fourth is the moved side.
+            r[side] = outer[side];
         }
     }
     if r == start {
@@ -743,6 +739,7 @@ mod tests {
         assert!((out[8] - (128.0 / 255.0 - 0.406) / 0.225).abs() < 1e-6);
         assert_eq!(out[1], 9.0, "outside the image is untouched");
     }
+
     /// A white 480×320 canvas with a "graph" in `content` (dark cards joined by a line), and `bezel`: columns
     /// left of it painted dark grey (a monitor frame).
     fn canvas_with(content: [u32; 4], bezel: u32) -> RgbImage {
