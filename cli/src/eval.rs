@@ -8,8 +8,9 @@
 //!
 //! Prints a table (photos, screenshots, all) of the metrics of `netron_ocr_core::eval` plus the mean scan time,
 //! and with `--json` writes a report: `{summary: {photo, shot, all}, images: [{image, truth, kind, metrics,
-//! timings, canvas, error}], models}`. Schema validity here means the prediction passes the JSON Schema v1
-//! *and* the cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable
+//! timings, canvas, error}], models}`; with `--graphs DIR` each predicted graph also goes to
+//! `DIR/<image name>.pred.json`. Schema validity here means the prediction passes the JSON Schema v1 *and* the
+//! cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable
 //! report (an image that fails to scan counts as an empty prediction and is listed with its error).
 
 use std::path::{Path, PathBuf};
@@ -35,6 +36,9 @@ pub struct Args {
     /// Write the full report as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write each predicted graph to this directory as `<image name>.pred.json` (for error analysis).
+    #[arg(long, value_name = "DIR")]
+    graphs: Option<PathBuf>,
     /// Evaluate at most this many images (first in name order).
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -63,6 +67,18 @@ pub struct Args {
     /// Classifier probability under which a node title is also read (default: the scanner's).
     #[arg(long, value_name = "P")]
     read_titles_below: Option<f32>,
+    /// Weight of the OCR's title log-likelihood against the classifier's log-probability (default: the
+    /// scanner's, `TitleParams::ocr_weight`).
+    #[arg(long, value_name = "W")]
+    title_ocr_weight: Option<f64>,
+    /// Largest deficit, in nats, of the best operator title against the OCR's own reading for the title to
+    /// count as naming an operator (default: the scanner's, `TitleParams::max_deficit_nats`).
+    #[arg(long, value_name = "NATS")]
+    title_max_deficit: Option<f64>,
+    /// Prior cost in nats of each character a names-mode title adds around the operator's name (default: the
+    /// scanner's, `TitleParams::frame_char_nats`).
+    #[arg(long, value_name = "NATS")]
+    title_frame_char_nats: Option<f64>,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -219,6 +235,15 @@ pub fn run(args: &Args) -> u8 {
     if args.no_title_reading {
         params.read_titles_below = None;
     }
+    if let Some(w) = args.title_ocr_weight {
+        params.titles.ocr_weight = w;
+    }
+    if let Some(d) = args.title_max_deficit {
+        params.titles.max_deficit_nats = d;
+    }
+    if let Some(n) = args.title_frame_char_nats {
+        params.titles.frame_char_nats = n;
+    }
     if args.no_weights {
         params.read_weights = false;
     }
@@ -259,6 +284,13 @@ pub fn run(args: &Args) -> u8 {
             return EXIT_USAGE;
         }
     };
+
+    if let Some(dir) = &args.graphs {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("netron-ocr eval: cannot create {}: {e}", dir.display());
+            return EXIT_USAGE;
+        }
+    }
 
     let bar = ProgressBar::new(pairs.len() as u64);
     if let Ok(style) =
@@ -302,6 +334,17 @@ pub fn run(args: &Args) -> u8 {
             }
         };
         let mut metrics = eval::evaluate(&graph, &truth);
+        if let Some(dir) = &args.graphs {
+            let name = pair.image.file_name().unwrap_or_default().to_string_lossy();
+            let path = dir.join(format!("{name}.pred.json"));
+            if let Err(e) = graph
+                .to_json()
+                .map_err(|e| e.to_string())
+                .and_then(|j| std::fs::write(&path, j).map_err(|e| e.to_string()))
+            {
+                bar.suspend(|| eprintln!("netron-ocr eval: cannot write {}: {e}", path.display()));
+            }
+        }
         if error.is_none() && !schema_ok(&graph, &validator) {
             metrics.schema_valid.hit = 0;
         }

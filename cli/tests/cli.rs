@@ -291,3 +291,42 @@ fn quality_undecodable_input_exits_2_with_one_line() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(reports(&o).len(), 1);
 }
+
+// ---- eval ----
+
+#[test]
+fn eval_writes_the_report_and_each_predicted_graph() {
+    let scenes = root().join("tests/fixtures/scenes");
+    let scenes = scenes.to_string_lossy();
+    let (report, graphs) = (scratch("eval.json"), scratch("eval-graphs"));
+    let o = run(&[
+        "eval",
+        "--images",
+        &scenes,
+        "--truth",
+        &scenes,
+        "--limit",
+        "1",
+        "--json",
+        &report.to_string_lossy(),
+        "--graphs",
+        &graphs.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let images = report["images"].as_array().expect("images");
+    assert_eq!(images.len(), 1);
+    let name = Path::new(images[0]["image"].as_str().unwrap())
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let text = std::fs::read_to_string(graphs.join(format!("{name}.pred.json")))
+        .expect("the predicted graph");
+    let graph: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        !graph["nodes"].as_array().expect("nodes").is_empty(),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&graphs);
+}

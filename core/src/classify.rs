@@ -67,6 +67,8 @@ pub struct OpPrediction {
     pub confidence: f32,
     /// The three most probable operators with their probabilities, most probable first.
     pub top: Vec<(String, f32)>,
+    /// The probability of every operator, indexed like the vocabulary (sums to 1).
+    pub probs: Vec<f32>,
 }
 
 /// The operator classifier: a loaded `classifier.onnx` plan plus its vocabulary. `Send + Sync`; one instance
@@ -147,6 +149,7 @@ impl Classifier {
             index,
             confidence,
             top: order.iter().take(3).map(|&i| (name(i), probs[i])).collect(),
+            probs,
         }
     }
 }
