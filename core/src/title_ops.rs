@@ -305,33 +305,31 @@ mod tests {
 
     #[test]
     fn titles_split_into_scope_name_and_counter() {
-        assert_eq!(frame("Conv"), (None, "", "Conv", ""));
-        assert_eq!(frame("Conv_437"), (None, "", "Conv", "_437"));
-        assert_eq!(
-            frame("/layer1/conv/Conv"),
-            (None, "/layer1/conv/", "Conv", "")
-        );
-        assert_eq!(
-            frame("intermediate.fc1.add"),
-            (None, "intermediate.fc1.", "add", "")
-        );
-        assert_eq!(frame("greater1_1"), (None, "", "greater", "1_1"));
-        assert_eq!(frame("model/ArgMax:0"), (None, "model/", "ArgMax", ":0"));
-        assert_eq!(
-            frame("FusedBatchNormV3_1"),
-            (None, "", "FusedBatchNormV3", "_1")
-        );
-        assert_eq!(
-            frame("StatefulPa…nv1/Conv2D"),
-            (Some("StatefulPa"), "nv1/", "Conv2D", "")
-        );
-        assert_eq!(
-            frame("BatchNorma…zation_419"),
-            (Some("BatchNorma"), "", "zation", "_419")
-        );
-        assert_eq!(frame("_12"), (None, "", "", "_12"));
-        assert_eq!(frame(""), (None, "", "", ""));
-        assert_eq!(frame("…"), (Some(""), "", "", ""));
+        for (text, want) in [
+            ("Conv", (None, "", "Conv", "")),
+            ("Conv_437", (None, "", "Conv", "_437")),
+            ("/layer1/conv/Conv", (None, "/layer1/conv/", "Conv", "")),
+            (
+                "intermediate.fc1.add",
+                (None, "intermediate.fc1.", "add", ""),
+            ),
+            ("greater1_1", (None, "", "greater", "1_1")),
+            ("model/ArgMax:0", (None, "model/", "ArgMax", ":0")),
+            ("FusedBatchNormV3_1", (None, "", "FusedBatchNormV3", "_1")),
+            (
+                "StatefulPa…nv1/Conv2D",
+                (Some("StatefulPa"), "nv1/", "Conv2D", ""),
+            ),
+            (
+                "BatchNorma…zation_419",
+                (Some("BatchNorma"), "", "zation", "_419"),
+            ),
+            ("_12", (None, "", "", "_12")),
+            ("", (None, "", "", "")),
+            ("…", (Some(""), "", "", "")),
+        ] {
+            assert_eq!(frame(text), want, "{text}");
+        }
     }
 
     #[test]
