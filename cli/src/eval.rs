@@ -164,12 +164,9 @@ struct Group {
     counts: Metrics,
 }
 
-fn schema_ok(graph: &GraphJson, validator: &jsonschema::Validator) -> bool {
-    graph
-        .to_json()
-        .ok()
-        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
-        .is_some_and(|v| validator.is_valid(&v))
+/// Whether `json`, a graph's serialisation, passes the schema.
+fn schema_ok(json: &str, validator: &jsonschema::Validator) -> bool {
+    serde_json::from_str::<Value>(json).is_ok_and(|v| validator.is_valid(&v))
 }
 
 fn row(name: &str, g: &Group) -> String {
@@ -334,18 +331,20 @@ pub fn run(args: &Args) -> u8 {
             }
         };
         let mut metrics = eval::evaluate(&graph, &truth);
+        let json = graph.to_json();
         if let Some(dir) = &args.graphs {
             let name = pair.image.file_name().unwrap_or_default().to_string_lossy();
             let path = dir.join(format!("{name}.pred.json"));
-            if let Err(e) = graph
-                .to_json()
+            if let Err(e) = json
+                .as_ref()
                 .map_err(|e| e.to_string())
                 .and_then(|j| std::fs::write(&path, j).map_err(|e| e.to_string()))
             {
                 bar.suspend(|| eprintln!("netron-ocr eval: cannot write {}: {e}", path.display()));
             }
         }
-        if error.is_none() && !schema_ok(&graph, &validator) {
+        let valid = json.as_ref().is_ok_and(|j| schema_ok(j, &validator));
+        if error.is_none() && !valid {
             metrics.schema_valid.hit = 0;
         }
         reports.push(ImageReport {

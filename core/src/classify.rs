@@ -138,14 +138,22 @@ impl Classifier {
     }
 
     fn predict(&self, logits: &[f32]) -> OpPrediction {
-        let probs = softmax(logits);
+        OpPrediction::from_probs(softmax(logits), &self.vocab, self.params.min_confidence)
+    }
+}
+
+impl OpPrediction {
+    /// The prediction of `probs` (one probability per operator of `vocab`, not empty): the most probable
+    /// operator (the lowest index among ties), marked (`op: None`) under `min_confidence`, and the three most
+    /// probable.
+    pub fn from_probs(probs: Vec<f32>, vocab: &Vocab, min_confidence: f32) -> OpPrediction {
         let mut order: Vec<usize> = (0..probs.len()).collect();
         order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
         let index = order[0];
         let confidence = probs[index];
-        let name = |i: usize| self.vocab.ops[i].clone();
+        let name = |i: usize| vocab.ops[i].clone();
         OpPrediction {
-            op: (confidence >= self.params.min_confidence).then(|| name(index)),
+            op: (confidence >= min_confidence).then(|| name(index)),
             index,
             confidence,
             top: order.iter().take(3).map(|&i| (name(i), probs[i])).collect(),

@@ -23,7 +23,7 @@
 //! Only candidates are scored: the classifier's [`TitleParams::classifier_candidates`] most probable operators
 //! and the operators with a title hypothesis within a small edit distance of the reading.
 
-use crate::classify::OpPrediction;
+use crate::classify::{softmax, OpPrediction};
 use crate::read::{ctc_log_likelihood, TextRead};
 use crate::vocab::{Alphabet, Vocab};
 
@@ -242,8 +242,11 @@ pub fn join_title_reading(
                 (h, prior)
             })
             .collect();
-        // The operator mode's title, whatever frame a misread `/` or `_` suggested.
-        hyps.push((op.to_string(), 0.0));
+        // The operator mode's title, whatever frame a misread `/` or `_` suggested (the first hypothesis
+        // already is when the reading has no frame).
+        if hyps[0].0 != op {
+            hyps.push((op.to_string(), 0.0));
+        }
         let is_near = near(op, op) || names.iter().zip(&hyps).any(|(n, (h, _))| near(n, h));
         if rank >= params.classifier_candidates && !is_near {
             continue;
@@ -264,34 +267,17 @@ pub fn join_title_reading(
         return None;
     }
     let best = scored.iter().map(|s| s.2).fold(f64::NEG_INFINITY, f64::max);
-    let scores: Vec<(usize, f64)> = scored
-        .iter()
-        .map(|&(o, _, l)| {
-            let p = f64::from(pred.probs[o]).max(1e-30);
-            (o, p.ln() + params.ocr_weight * (l - best))
-        })
-        .collect();
-    let top = scores.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
-    let total: f64 = scores.iter().map(|s| (s.1 - top).exp()).sum();
-    let mut probs = vec![0.0f32; vocab.len()];
-    for &(o, s) in &scores {
-        probs[o] = ((s - top).exp() / total) as f32;
+    // Operators that were not scored get no probability.
+    let mut scores = vec![f32::NEG_INFINITY; vocab.len()];
+    for &(o, _, l) in &scored {
+        let p = f64::from(pred.probs[o]).max(1e-30);
+        scores[o] = (p.ln() + params.ocr_weight * (l - best)) as f32;
     }
-    let mut order: Vec<usize> = scores.iter().map(|s| s.0).collect();
-    order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
-    let index = order[0];
-    let confidence = probs[index];
-    Some(OpPrediction {
-        op: (confidence >= min_confidence).then(|| vocab.ops[index].clone()),
-        index,
-        confidence,
-        top: order
-            .iter()
-            .take(3)
-            .map(|&i| (vocab.ops[i].clone(), probs[i]))
-            .collect(),
-        probs,
-    })
+    Some(OpPrediction::from_probs(
+        softmax(&scores),
+        vocab,
+        min_confidence,
+    ))
 }
 
 #[cfg(test)]
