@@ -79,6 +79,21 @@ pub struct Args {
     /// scanner's, `TitleParams::frame_char_nats`).
     #[arg(long, value_name = "NATS")]
     title_frame_char_nats: Option<f64>,
+    /// Place weight rows below the title boxes estimated from the card lattice (measures what snapping them to
+    /// the header edge seen in the image adds).
+    #[arg(long)]
+    no_header_snap: bool,
+    /// Read every text box from one crop (measures what re-reading unsure boxes adds).
+    #[arg(long)]
+    no_reread: bool,
+    /// OCR confidence under which a text box is read again from more crops (default: the scanner's,
+    /// `ReadParams::reread_below`).
+    #[arg(long, value_name = "P")]
+    reread_below: Option<f32>,
+    /// Paddings of the extra crops, × box height, comma-separated (default: the scanner's,
+    /// `ReadParams::reread_pads`).
+    #[arg(long, value_name = "F,F", value_delimiter = ',')]
+    reread_pads: Option<Vec<f64>>,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -240,6 +255,19 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(n) = args.title_frame_char_nats {
         params.titles.frame_char_nats = n;
+    }
+    if args.no_header_snap {
+        params.snap_headers = false;
+    }
+    if let Some(p) = args.reread_below {
+        params.read.reread_below = Some(p);
+    }
+    if let Some(pads) = &args.reread_pads {
+        // `ReadParams` keeps its pads in a static slice; one per run.
+        params.read.reread_pads = Vec::leak(pads.clone());
+    }
+    if args.no_reread {
+        params.read.reread_below = None;
     }
     if args.no_weights {
         params.read_weights = false;

@@ -35,6 +35,7 @@ fn main() {
             text: text.into(),
             confidence: 0.1,
             log_probs,
+            reread_log_probs: Vec::new(),
         };
         let n = vocab.len();
         let pred = OpPrediction {

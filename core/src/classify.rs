@@ -319,6 +319,126 @@ pub fn estimate_title_boxes(cards: &[BBox], labels: &[BBox], direction: Directio
     out
 }
 
+/// Smallest mean-grey step (0–255) between a card's header and its body for [`snap_title_boxes`] to use it.
+const HEADER_MIN_STEP: f64 = 30.0;
+/// Rows either side of a header edge must be flat: standard deviation of grey across the card at most this.
+const HEADER_MAX_ROW_STD: f64 = 16.0;
+/// [`snap_title_boxes`] moves a title box only when the edge it finds is this far (relative) from the estimate.
+const HEADER_MIN_CHANGE: f64 = 0.15;
+/// ... and when the step there beats the one at the estimated height by this factor.
+const HEADER_STEP_RATIO: f64 = 1.5;
+
+/// Moves the lower edge of each title box ([`estimate_title_boxes`]) to the card's header edge seen in the image,
+/// when the image shows one clearly. Netron draws the header in the operator's category colour over a body of
+/// another shade, so below a header of height `h` the mean grey across the card steps sharply, with flat rows of
+/// background on either side (the title text sits in the middle of the header, the first row's text `0.2 h`
+/// below it). For each row-lattice height `h = H / (ROW_BASE + ROW_PITCH · k)` of the card (`H` its height
+/// without the roll `skew_deg`, rows sampled along the roll), the step is the difference of the mean grey of the
+/// rows `0.15 h` above and below the edge, counted only when those rows are flat ([`HEADER_MAX_ROW_STD`]). The
+/// strongest step replaces the estimate when it is at least [`HEADER_MIN_STEP`], at least
+/// [`HEADER_MIN_CHANGE`] away from the estimated header, and [`HEADER_STEP_RATIO`] times the step at the
+/// estimated height (a card without rows shows its strongest step at its own bottom edge, against the canvas).
+/// Returns one box per card; cards or titles that are not usable boxes keep their title box.
+pub fn snap_title_boxes(
+    image: &RgbImage,
+    cards: &[BBox],
+    titles: &[BBox],
+    skew_deg: f64,
+) -> Vec<BBox> {
+    let tan = if skew_deg.is_finite() {
+        skew_deg.to_radians().tan()
+    } else {
+        0.0
+    };
+    cards
+        .iter()
+        .zip(titles)
+        .map(|(c, t)| snap_title_box(image, c, t, tan).unwrap_or(*t))
+        .collect()
+}
+
+fn snap_title_box(image: &RgbImage, card: &BBox, title: &BBox, tan: f64) -> Option<BBox> {
+    if !usable(card) || !usable(title) || image.width() == 0 || image.height() == 0 {
+        return None;
+    }
+    let [x0, y0, x1, y1] = [card.x0, card.y0, card.x1, card.y1].map(f64::from);
+    let w = x1 - x0;
+    let roll = w * tan.abs();
+    let height = (y1 - y0) - roll;
+    if height < 10.0 {
+        return None;
+    }
+    // The card's top edge at column x, falling or rising with the roll from its highest corner.
+    let top = |x: f64| {
+        if tan >= 0.0 {
+            y0 + (x - x0) * tan
+        } else {
+            y0 + (x - x1) * tan
+        }
+    };
+    let n_cols = (0.6 * w).round().clamp(1.0, 64.0) as usize;
+    let cols: Vec<f64> = (0..n_cols)
+        .map(|i| x0 + 0.2 * w + 0.6 * w * (i as f64 + 0.5) / n_cols as f64)
+        .collect();
+    let (iw, ih) = (image.width() as f64, image.height() as f64);
+    // (mean, standard deviation) of grey along the row `d` px below the top edge.
+    let row = |d: f64| -> (f64, f64) {
+        let vals: Vec<f64> = cols
+            .iter()
+            .map(|&x| {
+                let (px, py) = (x.clamp(0.0, iw - 1.0), (top(x) + d).clamp(0.0, ih - 1.0));
+                f64::from(resample::luma(image.get_pixel(px as u32, py as u32).0))
+            })
+            .collect();
+        let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+        let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / vals.len() as f64;
+        (mean, var.sqrt())
+    };
+    let step = |h: f64| -> Option<f64> {
+        let a = (0.15 * h).floor().max(1.0) as usize;
+        let side = |ds: Vec<f64>| -> Option<f64> {
+            let mut sum = 0.0;
+            for &d in &ds {
+                let (m, sd) = row(d);
+                if sd > HEADER_MAX_ROW_STD {
+                    return None;
+                }
+                sum += m;
+            }
+            Some(sum / ds.len() as f64)
+        };
+        let above = side((1..=a).map(|k| h - 1.0 - k as f64).collect())?;
+        let below = side((1..=a).map(|k| h + k as f64).collect())?;
+        Some((above - below).abs())
+    };
+    let mut best: Option<(f64, f64)> = None;
+    for k in 1.. {
+        let h = height / (ROW_BASE + ROW_PITCH * k as f64);
+        if h < 6.0 {
+            break;
+        }
+        if let Some(s) = step(h) {
+            if best.is_none_or(|(_, bs)| s > bs) {
+                best = Some((h, s));
+            }
+        }
+    }
+    let (h, s) = best?;
+    let estimate = f64::from(title.height()) - roll;
+    if s < HEADER_MIN_STEP || (h / estimate.max(1e-6) - 1.0).abs() < HEADER_MIN_CHANGE {
+        return None;
+    }
+    if step(estimate).is_some_and(|se| se * HEADER_STEP_RATIO > s) {
+        return None;
+    }
+    Some(BBox::new(
+        card.x0,
+        card.y0,
+        card.x1,
+        card.y1.min((y0 + h + roll) as f32),
+    ))
+}
+
 fn usable(b: &BBox) -> bool {
     b.is_finite() && b.width() > 0.0 && b.height() > 0.0
 }
@@ -494,4 +614,80 @@ fn lowest_cluster(values: impl Iterator<Item = f64>) -> Option<f64> {
     let v: Vec<f64> = values.filter(|v| *v > 0.0).collect();
     let min = v.iter().copied().reduce(f64::min)?;
     median(v.into_iter().filter(|&x| x <= min * 1.2).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 200×120 white canvas with one card at x 40..160, y 20..(20 + 20z + 6z + 12z·rows): a dark header of
+    /// 20z px with a light bar of "text" in its middle, a white body with grey rows, a grey border.
+    fn card_image(z: f64, rows: usize) -> (RgbImage, BBox) {
+        let header = 20.0 * z;
+        let height = if rows == 0 {
+            header
+        } else {
+            header + (6.0 + 12.0 * rows as f64) * z
+        };
+        let card = BBox::new(40.0, 20.0, 160.0, (20.0 + height) as f32);
+        let img = RgbImage::from_fn(200, 120, |x, y| {
+            let (x, y) = (x as f64 + 0.5, y as f64 + 0.5);
+            let inside = (40.0..160.0).contains(&x) && (20.0..20.0 + height).contains(&y);
+            if !inside {
+                return image::Rgb([255, 255, 255]);
+            }
+            let d = y - 20.0;
+            let v = if d < header {
+                let text = d > 0.3 * header && d < 0.7 * header && (60.0..140.0).contains(&x);
+                if text {
+                    230
+                } else {
+                    50
+                }
+            } else {
+                let r = (d - header) / z;
+                let in_row =
+                    (0..rows).any(|i| r > 4.0 + 12.0 * i as f64 && r < 12.0 + 12.0 * i as f64);
+                if in_row && (50.0..120.0).contains(&x) {
+                    90
+                } else {
+                    250
+                }
+            };
+            image::Rgb([v, v, v])
+        });
+        (img, card)
+    }
+
+    #[test]
+    fn a_title_box_covering_the_rows_snaps_to_the_header() {
+        let (img, card) = card_image(1.5, 1);
+        let whole = card;
+        let snapped = snap_title_boxes(&img, &[card], &[whole], 0.0)[0];
+        assert!((snapped.y1 - 50.0).abs() <= 1.5, "{snapped:?}");
+    }
+
+    #[test]
+    fn a_correct_title_box_and_a_card_without_rows_stay() {
+        let (img, card) = card_image(1.5, 2);
+        let right = BBox::new(card.x0, card.y0, card.x1, 50.0);
+        assert_eq!(snap_title_boxes(&img, &[card], &[right], 0.0)[0], right);
+        let (img, card) = card_image(1.5, 0);
+        assert_eq!(snap_title_boxes(&img, &[card], &[card], 0.0)[0], card);
+    }
+
+    #[test]
+    fn flat_or_degenerate_cards_keep_their_estimate() {
+        let blank = RgbImage::from_pixel(200, 120, image::Rgb([200, 200, 200]));
+        let card = BBox::new(40.0, 20.0, 160.0, 77.0);
+        let title = BBox::new(40.0, 20.0, 160.0, 77.0);
+        assert_eq!(snap_title_boxes(&blank, &[card], &[title], 0.0)[0], title);
+        let bad = BBox::new(f32::NAN, 0.0, 1.0, 1.0);
+        assert_eq!(snap_title_boxes(&blank, &[bad], &[bad], 0.0)[0].x1, 1.0);
+        let tiny = BBox::new(10.0, 10.0, 12.0, 12.0);
+        assert_eq!(
+            snap_title_boxes(&blank, &[tiny], &[tiny], f64::NAN)[0],
+            tiny
+        );
+    }
 }

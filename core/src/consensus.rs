@@ -10,7 +10,7 @@
 //!   most labels of the image read as shapes (names differ from tensor to tensor).
 //!
 //! Each group then gets one text ([`agree`]): among the texts read in the group, the one with the highest sum
-//! of CTC log-likelihoods over the group's crops ([`crate::read::ctc_log_likelihood`]). Errors of independent
+//! of CTC log-likelihoods over the group's crops ([`crate::read::TextRead::log_likelihood`]). Errors of independent
 //! crops rarely agree, so a misread label is outvoted by the evidence of its twins. A label whose own crop makes
 //! the chosen text more than [`ConsensusParams::max_loss_nats`] less likely than its own reading keeps its
 //! reading: a wrongly attached label or a misclassified operator then does not overwrite a clear text.
@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 use crate::edges::RecoveredEdge;
-use crate::read::{ctc_log_likelihood, TextRead};
+use crate::read::TextRead;
 use crate::vocab::Alphabet;
 
 /// Operators whose (first) output has the shape of their one data input; their other inputs are initializers,
@@ -205,7 +205,7 @@ pub fn agree(
                     .iter()
                     .map(|&k| {
                         let r = reads[k].expect("voters have readings");
-                        ctc_log_likelihood(&r.log_probs, classes, &target)
+                        r.log_likelihood(classes, &target)
                     })
                     .collect(),
                 None => vec![f64::NEG_INFINITY; voters.len()],

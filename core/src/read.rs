@@ -16,6 +16,14 @@
 //! - normalise: `v / 127.5 − 1` (float32, `[−1, 1]`), layout `[N, 1, 48, 320]`;
 //! - output `logits [N, T, C]` (T = 80 steps, C = blank + symbols); decoding: argmax per step, collapse
 //!   repeats, drop the blank (class 0).
+//!
+//! Re-reading ([`ReadParams::reread_below`]): a box whose greedy path probability is under the threshold is cut
+//! again with each of [`ReadParams::reread_pads`] in place of the 0.15 padding and read again. Every crop's
+//! greedy reading is a candidate; the text is the candidate with the highest mean CTC log-likelihood over the
+//! box's crops ([`TextRead::log_likelihood`]), which the label consensus and the title join then also use.
+//! Padding moves the text against the model's 80 time steps and changes how much of the background and of the
+//! neighbours the crop shows, so the crops' errors are partly independent; detector boxes and weight-row boxes
+//! are often a little short of the text, so a wider second crop helps most (`models/METRICS.md`, session 11).
 
 use image::RgbImage;
 use tract_nnef::prelude::Tensor;
@@ -35,11 +43,22 @@ pub struct ReadParams {
     /// Crops prepared at a time and handed to [`Model::run_each`], which runs them one by one on a batch-1 plan
     /// (faster in tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
     pub batch_size: usize,
+    /// Boxes whose greedy path probability ([`TextRead::confidence`] of the first crop) is under this are read
+    /// again from the crops of [`ReadParams::reread_pads`] (module doc). `None`: one crop per box. Default
+    /// `Some(0.5)` (about two thirds of the validation crops; the path probability is a product over 80 steps).
+    pub reread_below: Option<f32>,
+    /// Paddings of the extra crops, × box height on every side (the first crop uses the alphabet's
+    /// `crop_pad_fraction`). Default `[0.3]`; an empty slice re-reads nothing.
+    pub reread_pads: &'static [f64],
 }
 
 impl Default for ReadParams {
     fn default() -> Self {
-        ReadParams { batch_size: 32 }
+        ReadParams {
+            batch_size: 32,
+            reread_below: Some(0.5),
+            reread_pads: &[0.3],
+        }
     }
 }
 
@@ -50,10 +69,26 @@ pub struct TextRead {
     pub text: String,
     /// Probability of the greedy CTC path: the product over all time steps of the top softmax probability
     /// (blank steps included, so a confidently dropped or doubted character lowers it too). In `[0, 1]`.
+    /// With re-reading, the highest such probability among the crops whose greedy reading is `text`.
     pub confidence: f32,
-    /// The crop's log-softmax per time step, `time_steps × classes` row-major: what rescoring another text
-    /// against this crop needs ([`ctc_log_likelihood`]).
+    /// The first crop's log-softmax per time step, `time_steps × classes` row-major: what rescoring another
+    /// text against this crop needs ([`ctc_log_likelihood`]).
     pub log_probs: Vec<f32>,
+    /// The same for each re-read crop ([`ReadParams::reread_pads`]); empty when the box was read once.
+    pub reread_log_probs: Vec<Vec<f32>>,
+}
+
+impl TextRead {
+    /// `log P(target | box)`: the mean over the box's crops ([`TextRead::log_probs`] and
+    /// [`TextRead::reread_log_probs`]) of [`ctc_log_likelihood`]; `−∞` as there.
+    pub fn log_likelihood(&self, classes: usize, target: &[usize]) -> f64 {
+        let crops = std::iter::once(&self.log_probs).chain(&self.reread_log_probs);
+        let n = 1 + self.reread_log_probs.len();
+        crops
+            .map(|lp| ctc_log_likelihood(lp, classes, target))
+            .sum::<f64>()
+            / n as f64
+    }
 }
 
 /// The OCR reader: a loaded `ocr.onnx` plan plus its alphabet. `Send + Sync`.
@@ -96,13 +131,92 @@ impl TextReader {
         boxes: &[BBox],
         skew_deg: f64,
     ) -> Result<Vec<TextRead>, ScanError> {
+        let classes = self.alphabet.classes();
+        let first = self.read_crops(image, boxes, skew_deg, self.alphabet.crop_pad_fraction)?;
+        let mut candidates: Vec<Vec<CtcPath>> = Vec::with_capacity(boxes.len());
+        let mut out = Vec::with_capacity(boxes.len());
+        for (path, log_probs) in first {
+            out.push(TextRead {
+                text: self.alphabet.decode(&path.classes),
+                confidence: path.confidence,
+                log_probs,
+                reread_log_probs: Vec::new(),
+            });
+            candidates.push(vec![path]);
+        }
+        let Some(below) = self.params.reread_below else {
+            return Ok(out);
+        };
+        let unsure: Vec<usize> = (0..out.len())
+            .filter(|&i| out[i].confidence < below)
+            .collect();
+        if unsure.is_empty() || self.params.reread_pads.is_empty() {
+            return Ok(out);
+        }
+        let unsure_boxes: Vec<BBox> = unsure.iter().map(|&i| boxes[i]).collect();
+        for &pad in self.params.reread_pads {
+            let again = self.read_crops(image, &unsure_boxes, skew_deg, pad)?;
+            for (&i, (path, log_probs)) in unsure.iter().zip(again) {
+                out[i].reread_log_probs.push(log_probs);
+                candidates[i].push(path);
+            }
+        }
+        for &i in &unsure {
+            let mut best: Option<(f64, &[usize])> = None;
+            for path in &candidates[i] {
+                if best.is_some_and(|(_, b)| b == path.classes.as_slice()) {
+                    continue;
+                }
+                let ll = out[i].log_likelihood(classes, &path.classes);
+                if best.is_none_or(|(bl, _)| ll > bl) {
+                    best = Some((ll, &path.classes));
+                }
+            }
+            let Some((_, text)) = best else { continue };
+            let confidence = candidates[i]
+                .iter()
+                .filter(|p| p.classes == text)
+                .map(|p| p.confidence)
+                .fold(0f32, f32::max);
+            out[i].text = self.alphabet.decode(text);
+            out[i].confidence = confidence;
+        }
+        Ok(out)
+    }
+
+    /// One crop per box, padded by `pad_fraction` × its height ([`text_crop_padded`]), run through the model:
+    /// per box its greedy path and its log-softmax rows.
+    fn read_crops(
+        &self,
+        image: &RgbImage,
+        boxes: &[BBox],
+        skew_deg: f64,
+        pad_fraction: f64,
+    ) -> Result<Vec<(CtcPath, Vec<f32>)>, ScanError> {
         let mut out = Vec::with_capacity(boxes.len());
         let classes = self.alphabet.classes();
+        let (h, w) = (
+            self.alphabet.input_height as usize,
+            self.alphabet.input_width as usize,
+        );
+        let tract = |e| ScanError::inference(STAGE, e);
         for chunk in boxes.chunks(self.params.batch_size.max(1)) {
-            let inputs = chunk
-                .iter()
-                .map(|b| text_input(image, b, &self.alphabet, skew_deg))
-                .collect::<Result<Vec<_>, _>>()?;
+            let mut inputs = Vec::with_capacity(chunk.len());
+            for b in chunk {
+                let (pixels, cw) =
+                    text_crop_padded(image, b, &self.alphabet, skew_deg, pad_fraction)?;
+                let mut t = Tensor::zero::<f32>(&[1, 1, h, w]).map_err(tract)?;
+                {
+                    let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
+                    normalise_into(
+                        &pixels,
+                        cw as usize,
+                        w,
+                        plain.as_slice_mut::<f32>().map_err(tract)?,
+                    );
+                }
+                inputs.push(t);
+            }
             for logits in self.model.run_each_single(inputs)? {
                 let view = logits
                     .to_plain_array_view::<f32>()
@@ -118,12 +232,7 @@ impl TextReader {
                         })
                     }
                 };
-                let path = ctc_greedy(row, classes);
-                out.push(TextRead {
-                    text: self.alphabet.decode(&path.classes),
-                    confidence: path.confidence,
-                    log_probs: log_softmax_rows(row, classes),
-                });
+                out.push((ctc_greedy(row, classes), log_softmax_rows(row, classes)));
             }
         }
         Ok(out)
@@ -300,6 +409,18 @@ pub fn text_crop(
     alphabet: &Alphabet,
     skew_deg: f64,
 ) -> Result<(Vec<u8>, u32), ScanError> {
+    text_crop_padded(image, text, alphabet, skew_deg, alphabet.crop_pad_fraction)
+}
+
+/// [`text_crop`] with `pad_fraction` × box height of padding instead of the alphabet's `crop_pad_fraction`
+/// (the re-read crops, [`ReadParams::reread_pads`]).
+pub fn text_crop_padded(
+    image: &RgbImage,
+    text: &BBox,
+    alphabet: &Alphabet,
+    skew_deg: f64,
+    pad_fraction: f64,
+) -> Result<(Vec<u8>, u32), ScanError> {
     let bad = || ScanError::Input {
         stage: STAGE,
         message: format!(
@@ -312,13 +433,7 @@ pub fn text_crop(
             image.height()
         ),
     };
-    let r = text_region(
-        image.width(),
-        image.height(),
-        text,
-        alphabet.crop_pad_fraction,
-    )
-    .ok_or_else(bad)?;
+    let r = text_region(image.width(), image.height(), text, pad_fraction).ok_or_else(bad)?;
     let turned = |p: &skew::SkewParams| (p.min_deg..=p.max_deg).contains(&skew_deg.abs());
     if let Some(params) = alphabet.skew.filter(turned) {
         let b = [text.x0, text.y0, text.x1, text.y1].map(f64::from);
@@ -326,7 +441,7 @@ pub fn text_crop(
             image,
             b,
             skew_deg,
-            alphabet.crop_pad_fraction,
+            pad_fraction,
             alphabet.input_height,
             alphabet.input_width,
             &params,

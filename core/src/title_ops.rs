@@ -13,7 +13,7 @@
 //! 2. for an operator `o`, each name an exporter gives it ([`display_names`]: `Conv`, `conv`, `Conv2D`) is put in
 //!    place of the core ([`TitleFrame::hypothesis`], truncated as Netron would); the operator's name alone is
 //!    one more title (operator mode, whatever frame a misread `/` or `_` suggested). The OCR's CTC
-//!    log-likelihood of a title on the crop ([`crate::read::ctc_log_likelihood`]), less
+//!    log-likelihood of a title on the crop ([`crate::read::TextRead::log_likelihood`]), less
 //!    [`TitleParams::frame_char_nats`] per character of frame, is `L(o)`, the best over its titles;
 //! 3. when the best title log-likelihood (frame cost not counted) is within [`TitleParams::max_deficit_nats`]
 //!    of the likelihood of the OCR's own reading (the title names an operator at all: `node_6_1` does not), the operator maximises
@@ -24,7 +24,7 @@
 //! and the operators with a title hypothesis within a small edit distance of the reading.
 
 use crate::classify::{softmax, OpPrediction};
-use crate::read::{ctc_log_likelihood, TextRead};
+use crate::read::TextRead;
 use crate::vocab::{Alphabet, Vocab};
 
 /// Netron shows node names of at most this many characters whole.
@@ -214,9 +214,9 @@ pub fn join_title_reading(
     }
     let classes = alphabet.classes();
     let ll = |text: &str| {
-        alphabet.encode(text).map_or(f64::NEG_INFINITY, |t| {
-            ctc_log_likelihood(&read.log_probs, classes, &t)
-        })
+        alphabet
+            .encode(text)
+            .map_or(f64::NEG_INFINITY, |t| read.log_likelihood(classes, &t))
     };
     let own = ll(&read.text);
     if !own.is_finite() {
@@ -352,6 +352,7 @@ mod tests {
             text: text.to_string(),
             confidence: 0.9f32.powi(80),
             log_probs,
+            reread_log_probs: Vec::new(),
         }
     }
 

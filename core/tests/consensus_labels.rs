@@ -52,6 +52,7 @@ fn reading(alphabet: &Alphabet, text: &str, doubt: &[(usize, f32)]) -> TextRead 
         text: decoded,
         confidence: 0.5,
         log_probs: log_softmax_rows(&logits, classes),
+        reread_log_probs: Vec::new(),
     }
 }
 

@@ -86,12 +86,13 @@ fn batching_does_not_change_the_answer() {
         .into_iter()
         .find(|t| t.2.len() >= 5)
         .unwrap();
-    let one = reader(ReadParams { batch_size: 1 })
-        .read(&img, &boxes, skew)
-        .unwrap();
-    let many = reader(ReadParams { batch_size: 3 })
-        .read(&img, &boxes, skew)
-        .unwrap();
+    let once = |batch_size| ReadParams {
+        batch_size,
+        reread_below: None,
+        ..ReadParams::default()
+    };
+    let one = reader(once(1)).read(&img, &boxes, skew).unwrap();
+    let many = reader(once(3)).read(&img, &boxes, skew).unwrap();
     for (a, b) in one.iter().zip(&many) {
         assert_eq!(a.text, b.text);
         assert!((a.confidence - b.confidence).abs() < 1e-4, "{a:?} vs {b:?}");
@@ -110,6 +111,45 @@ fn batching_does_not_change_the_answer() {
         assert_eq!(a.decode(&path.classes), r.text, "{texts:?}");
         assert!((path.confidence - r.confidence).abs() < 1e-5, "{r:?}");
     }
+}
+
+#[test]
+fn rereading_keeps_confident_boxes_and_picks_the_likeliest_reading() {
+    let a = Alphabet::bundled().unwrap();
+    let classes = a.classes();
+    let once = reader(ReadParams {
+        reread_below: None,
+        ..ReadParams::default()
+    });
+    let again = reader(ReadParams::default());
+    let below = ReadParams::default().reread_below.unwrap();
+    let (mut reread, mut changed) = (0, 0);
+    for (_, img, boxes, _, skew) in fixture_texts() {
+        let first = once.read(&img, &boxes, skew).unwrap();
+        let joint = again.read(&img, &boxes, skew).unwrap();
+        for (f, j) in first.iter().zip(&joint) {
+            assert_eq!(f.log_probs, j.log_probs, "the first crop is the same");
+            if f.confidence >= below {
+                assert!(j.reread_log_probs.is_empty());
+                assert_eq!((&f.text, f.confidence), (&j.text, j.confidence));
+                continue;
+            }
+            reread += 1;
+            assert_eq!(
+                j.reread_log_probs.len(),
+                ReadParams::default().reread_pads.len()
+            );
+            let ll = |r: &str| j.log_likelihood(classes, &a.encode(r).unwrap());
+            assert!(ll(&j.text) >= ll(&f.text), "{j:?} against {f:?}");
+            assert!((0.0..=1.0).contains(&j.confidence));
+            changed += usize::from(j.text != f.text);
+        }
+    }
+    println!("fixture texts re-read: {reread}, changed: {changed}");
+    assert!(
+        reread > 0,
+        "no fixture text was unsure enough to be re-read"
+    );
 }
 
 /// White 200×100 image with a black 40×10 bar at x 50..90, y 40..50.

@@ -22,14 +22,16 @@ from pathlib import Path
 import numpy as np
 import torch
 from PIL import Image
+from torch.nn import functional as F
 
 from train import common, ocr
 from train.eval_classifier import make_variant
 
 
-def cut_crops(crops: list[ocr.TextCrop], skew: bool = True) -> list[np.ndarray]:
-    """Inference crops of the truth boxes; with `skew`, each image's crops are cut at its `estimate_skew` (on
-    `ocr.canvas_region`, the truth canvas grown by 4%, standing in for the cropper's padded crop)."""
+def cut_crops(crops: list[ocr.TextCrop], skew: bool = True, pad_frac: float = ocr.INFER_PAD_FRAC) -> list[np.ndarray]:
+    """Inference crops of the truth boxes, padded by `pad_frac` × box height; with `skew`, each image's crops are
+    cut at its `estimate_skew` (on `ocr.canvas_region`, the truth canvas grown by 4%, standing in for the cropper's
+    padded crop)."""
     out: list[np.ndarray | None] = [None] * len(crops)
     by_image: dict[Path, list[int]] = {}
     for i, c in enumerate(crops):
@@ -42,7 +44,45 @@ def cut_crops(crops: list[ocr.TextCrop], skew: bool = True) -> list[np.ndarray]:
             if skew:
                 angle = ocr.estimate_skew(np.asarray(grey), ocr.canvas_region(common.load_truth(img.truth_path)))
             for i in ids:
-                out[i] = ocr.preprocess_text(grey, crops[i].box, skew_deg=angle)
+                out[i] = ocr.preprocess_text(grey, crops[i].box, pad_frac=pad_frac, skew_deg=angle)
+    return out
+
+
+def ort_logits(path: Path, images: list[np.ndarray], batch: int = 128) -> np.ndarray:
+    run = common.OrtRunner(path)
+    return np.concatenate([run(ocr.to_ocr_tensor(images[s:s + batch]))["logits"] for s in range(0, len(images), batch)])
+
+
+def log_likelihoods(log_probs: torch.Tensor, candidates: list[list[int]]) -> torch.Tensor:
+    """CTC log P(candidate | crop) for each candidate, `log_probs` [T, C] log-softmax (`read::ctc_log_likelihood`)."""
+    n, steps = len(candidates), log_probs.shape[0]
+    targets = torch.tensor([c for cand in candidates for c in cand], dtype=torch.long)
+    lengths = torch.tensor([len(c) for c in candidates], dtype=torch.long)
+    loss = F.ctc_loss(log_probs.unsqueeze(1).expand(steps, n, log_probs.shape[1]), targets,
+                      torch.full((n,), steps, dtype=torch.long), lengths, blank=0, reduction="none")
+    return -loss
+
+
+def reread_decode(first: np.ndarray, extra: list[np.ndarray], alphabet: ocr.Alphabet, below: float) -> list[str]:
+    """The Rust reader's re-reading (`read::TextReader::read`, `ReadParams::reread_below`): crops whose greedy path
+    probability (product over steps of the top softmax probability) is under `below` take, among the greedy
+    readings of all their crops, the one with the highest mean CTC log-likelihood over the crops (ties: the
+    first crop's). `first` [N, T, C] and each of `extra` are the logits of the same boxes with other paddings."""
+    lps = [torch.log_softmax(torch.from_numpy(np.asarray(x, np.float64)), dim=-1) for x in [first, *extra]]
+    greedy = [ocr.ctc_greedy_ids(x) for x in [first, *extra]]
+    confidence = torch.exp(lps[0].max(dim=-1).values.sum(dim=-1))
+    out = []
+    for i in range(first.shape[0]):
+        best = greedy[0][i]
+        if extra and confidence[i] < below:
+            cands: list[list[int]] = []
+            for g in greedy:
+                if g[i] not in cands:
+                    cands.append(g[i])
+            if len(cands) > 1:
+                mean = sum(log_likelihoods(lp[i], cands) for lp in lps) / len(lps)
+                best = cands[int(torch.argmax(mean))]
+        out.append(alphabet.decode(best))
     return out
 
 
@@ -67,6 +107,10 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--titles", action="store_true", help="also node titles as drawn (kind `title`)")
     p.add_argument("--no-skew", action="store_true", help="axis-aligned crops only (pre-session-7 preprocessing)")
+    p.add_argument("--reread-below", type=float, default=None,
+                   help="also report the Rust reader's re-reading (with --onnx, fp32): boxes whose greedy path "
+                        "probability is under this are read again with --reread-pads (core default 0.5)")
+    p.add_argument("--reread-pads", type=str, default="0.3", help="comma list of paddings × box height")
     args = p.parse_args(argv)
     if args.ckpt is None and args.onnx is None:
         p.error("give --ckpt and/or --onnx")
@@ -104,6 +148,15 @@ def main(argv=None) -> int:
                 m["seconds"] = round(time.time() - t1, 2)
                 m["bytes"] = path.stat().st_size
                 report[f"onnx_{variant}"] = m
+        if args.reread_below is not None:
+            t1 = time.time()
+            first = ort_logits(args.onnx, images)
+            extra = [ort_logits(args.onnx, cut_crops(crops, skew=not args.no_skew, pad_frac=float(pad)))
+                     for pad in args.reread_pads.split(",")]
+            hyps = reread_decode(first, extra, alphabet, args.reread_below)
+            m = ocr.text_metrics(refs, hyps, kinds, heights, sources=sources)
+            m["seconds"] = round(time.time() - t1, 2)
+            report[f"onnx_reread_{args.reread_below}_{args.reread_pads}"] = m
     print_report(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")

@@ -105,6 +105,26 @@ def test_ctc_greedy_decoder(alphabet):
     assert ocr.ctc_feasible([1, 1, 2], 4) and not ocr.ctc_feasible([1, 1, 2], 3) and not ocr.ctc_feasible([], 5)
 
 
+def test_reread_takes_the_reading_likeliest_over_both_crops(alphabet):
+    c = alphabet.num_classes
+    one, two = alphabet.index["1"], alphabet.index["2"]
+
+    def crop(path, sure):
+        logits = np.zeros((len(path), c), np.float32)
+        logits[np.arange(len(path)), path] = sure
+        return logits[None]
+
+    # The first crop hesitates between "1" and "12"; the second reads "12" clearly.
+    unsure_first = crop([0, one, 0, 0, 0, 0], 2.0)
+    unsure_first[0, 3, two] = 1.9
+    second = crop([0, one, 0, two, 0, 0], 8.0)
+    assert eval_ocr.reread_decode(unsure_first, [second], alphabet, below=0.5) == ["12"]
+    assert eval_ocr.reread_decode(unsure_first, [second], alphabet, below=0.0) == ["1"]  # nothing re-read
+    assert eval_ocr.reread_decode(unsure_first, [], alphabet, below=0.5) == ["1"]
+    # Two crops that agree keep their reading.
+    assert eval_ocr.reread_decode(second, [second], alphabet, below=1.1) == ["12"]
+
+
 def test_param_budgets_and_shapes(alphabet):
     cls = classifier.build_model(dict(classifier.DEFAULT_CONFIG, num_classes=len(VOCAB)))
     rec = ocr.build_model(dict(ocr.DEFAULT_CONFIG, num_classes=alphabet.num_classes))
@@ -260,9 +280,10 @@ def test_ocr_train_export(dataset, tmp_path):
     onnx_path = _check_export_and_warm_start("ocr", out / "best.pt", tmp_path, 1.0)
     rep = tmp_path / "rep.json"
     assert eval_ocr.main(["--data", str(dataset), "--onnx", str(onnx_path), "--variants", "fp32,fp16",
-                          "--json", str(rep)]) == 0
+                          "--reread-below", "1.01", "--json", str(rep)]) == 0
     report = json.loads(rep.read_text())
     assert report["n"] > 0 and set(report["onnx_fp16"]["per_kind"]) == {"shape"}
+    assert report["onnx_reread_1.01_0.3"]["n"] == report["n"]
 
 
 def test_run_start_resumes_then_inits_then_starts_new(tmp_path):
