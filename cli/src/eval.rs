@@ -94,6 +94,10 @@ pub struct Args {
     /// `ReadParams::reread_pads`).
     #[arg(long, value_name = "F,F", value_delimiter = ',')]
     reread_pads: Option<Vec<f64>>,
+    /// Paddings of the second crops of unsure input/output pills, comma-separated (default: the scanner's,
+    /// `ScanParams::port_reread_pads`).
+    #[arg(long, value_name = "F,F", value_delimiter = ',')]
+    port_reread_pads: Option<Vec<f64>>,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -265,6 +269,9 @@ pub fn run(args: &Args) -> u8 {
     if let Some(pads) = &args.reread_pads {
         // `ReadParams` keeps its pads in a static slice; one per run.
         params.read.reread_pads = Vec::leak(pads.clone());
+    }
+    if let Some(pads) = &args.port_reread_pads {
+        params.port_reread_pads = Vec::leak(pads.clone());
     }
     if args.no_reread {
         params.read.reread_below = None;

@@ -45,7 +45,7 @@ enum Command {
     /// Read the Netron graph of each image and print it as graph JSON.
     Scan(scan::Args),
     /// Scan a dataset and score the graphs against their ground truth.
-    Eval(eval::Args),
+    Eval(Box<eval::Args>),
 }
 
 fn main() -> ExitCode {

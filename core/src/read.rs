@@ -131,6 +131,18 @@ impl TextReader {
         boxes: &[BBox],
         skew_deg: f64,
     ) -> Result<Vec<TextRead>, ScanError> {
+        self.read_with_pads(image, boxes, skew_deg, self.params.reread_pads)
+    }
+
+    /// [`TextReader::read`] with `reread_pads` in place of [`ReadParams::reread_pads`] (the threshold stays
+    /// [`ReadParams::reread_below`]).
+    pub fn read_with_pads(
+        &self,
+        image: &RgbImage,
+        boxes: &[BBox],
+        skew_deg: f64,
+        reread_pads: &[f64],
+    ) -> Result<Vec<TextRead>, ScanError> {
         let classes = self.alphabet.classes();
         let first = self.read_crops(image, boxes, skew_deg, self.alphabet.crop_pad_fraction)?;
         let mut candidates: Vec<Vec<CtcPath>> = Vec::with_capacity(boxes.len());
@@ -150,11 +162,11 @@ impl TextReader {
         let unsure: Vec<usize> = (0..out.len())
             .filter(|&i| out[i].confidence < below)
             .collect();
-        if unsure.is_empty() || self.params.reread_pads.is_empty() {
+        if unsure.is_empty() || reread_pads.is_empty() {
             return Ok(out);
         }
         let unsure_boxes: Vec<BBox> = unsure.iter().map(|&i| boxes[i]).collect();
-        for &pad in self.params.reread_pads {
+        for &pad in reread_pads {
             let again = self.read_crops(image, &unsure_boxes, skew_deg, pad)?;
             for (&i, (path, log_probs)) in unsure.iter().zip(again) {
                 out[i].reread_log_probs.push(log_probs);

@@ -104,6 +104,11 @@ pub struct ScanParams {
     /// 0.679 to 0.515 / 0.721, while classifying the snapped boxes lowered op accuracy from 0.976 to 0.962
     /// (`models/METRICS.md`, session 11).
     pub snap_headers: bool,
+    /// Paddings of the second crops of unsure input and output pills (labels, weight rows and titles use
+    /// [`ReadParams::reread_pads`]). Default `[0.0]`: on the development split port-name match (photos /
+    /// screenshots) was 0.738 / 0.872 read once, 0.742 / 0.872 re-read from pad 0.3 and 0.781 / 0.884 from pad
+    /// 0 (`models/METRICS.md`, session 11).
+    pub port_reread_pads: &'static [f64],
     /// How a title reading and the classifier's prediction are joined.
     pub titles: TitleParams,
     /// An input or output box whose text reads as a shape with a `×` (`1×64×56×56`, `batch×3`) is taken to be
@@ -147,6 +152,7 @@ impl Default for ScanParams {
             port_as_node_confidence: Some(0.999),
             read_titles_below: Some(0.99),
             snap_headers: true,
+            port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
             read_weights: true,
@@ -545,18 +551,28 @@ impl Scanner {
 
         let t = Instant::now();
         let row_boxes = self.weight_row_boxes(image, &node_boxes[..cards], &headers, skew);
-        let text_boxes: Vec<BBox> = label_boxes
+        // Pills are read apart from labels and rows: they re-read from other paddings.
+        let port_boxes: Vec<BBox> = input_boxes.iter().chain(&output_boxes).copied().collect();
+        let other_boxes: Vec<BBox> = label_boxes
             .iter()
-            .chain(&input_boxes)
-            .chain(&output_boxes)
             .chain(row_boxes.iter().flatten())
             .copied()
             .collect();
-        let texts = if text_boxes.is_empty() {
+        let mut port_texts = if port_boxes.is_empty() {
             Vec::new()
         } else {
-            self.reader.read(image, &text_boxes, skew)?
+            let pads = self.params.port_reread_pads;
+            self.reader.read_with_pads(image, &port_boxes, skew, pads)?
         };
+        let mut other_texts = if other_boxes.is_empty() {
+            Vec::new()
+        } else {
+            self.reader.read(image, &other_boxes, skew)?
+        };
+        let rows_texts = other_texts.split_off(label_boxes.len().min(other_texts.len()));
+        let mut texts = other_texts;
+        texts.append(&mut port_texts);
+        texts.extend(rows_texts);
         timings.read += ms(t);
 
         let t = Instant::now();
