@@ -12,8 +12,11 @@
 //!    operator classification, one batched run; titles the classifier is unsure of are also read by the OCR,
 //!    and the reading is joined with the classifier's prediction ([`crate::title_ops`]: in Netron's "names"
 //!    mode the title names the operator, [`ScanParams::read_titles_below`]);
-//! 5. OCR ([`crate::read`]) of tensor labels, input and output pills and the cards' weight rows
-//!    ([`crate::weights`], [`ScanParams::read_weights`]), one batched run; a pill that reads as a
+//! 5. OCR ([`crate::read`]) of tensor labels and the cards' weight rows ([`crate::weights`],
+//!    [`ScanParams::read_weights`], placed below the header edge seen in the image,
+//!    [`ScanParams::snap_headers`]) in one batched run, input and output pills in another; unsure texts are
+//!    read again from a second crop ([`crate::read::ReadParams::reread_below`],
+//!    [`ScanParams::port_reread_pads`] for the pills); a pill that reads as a
 //!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
 //!    ([`crate::graph::parse_shape_text`], inside assembly);
 //! 6. layout direction ([`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]), label
