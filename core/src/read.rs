@@ -196,7 +196,7 @@ impl TextReader {
         Ok(out)
     }
 
-    /// One crop per box, padded by `pad_fraction` × its height ([`text_crop_padded`]), run through the model:
+    /// One crop per box, padded by `pad_fraction` × its height ([`ocr_input_padded`]), run through the model:
     /// per box its greedy path and its log-softmax rows.
     fn read_crops(
         &self,
@@ -207,28 +207,14 @@ impl TextReader {
     ) -> Result<Vec<(CtcPath, Vec<f32>)>, ScanError> {
         let mut out = Vec::with_capacity(boxes.len());
         let classes = self.alphabet.classes();
-        let (h, w) = (
-            self.alphabet.input_height as usize,
-            self.alphabet.input_width as usize,
-        );
-        let tract = |e| ScanError::inference(STAGE, e);
         for chunk in boxes.chunks(self.params.batch_size.max(1)) {
-            let mut inputs = Vec::with_capacity(chunk.len());
-            for b in chunk {
-                let (pixels, cw) =
-                    text_crop_padded(image, b, &self.alphabet, skew_deg, pad_fraction)?;
-                let mut t = Tensor::zero::<f32>(&[1, 1, h, w]).map_err(tract)?;
-                {
-                    let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
-                    normalise_into(
-                        &pixels,
-                        cw as usize,
-                        w,
-                        plain.as_slice_mut::<f32>().map_err(tract)?,
-                    );
-                }
-                inputs.push(t);
-            }
+            let inputs = chunk
+                .iter()
+                .map(|b| {
+                    let one = std::slice::from_ref(b);
+                    ocr_input_padded(image, one, &self.alphabet, skew_deg, pad_fraction)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             for logits in self.model.run_each_single(inputs)? {
                 let view = logits
                     .to_plain_array_view::<f32>()
@@ -523,6 +509,17 @@ pub fn ocr_input(
     alphabet: &Alphabet,
     skew_deg: f64,
 ) -> Result<Tensor, ScanError> {
+    ocr_input_padded(image, boxes, alphabet, skew_deg, alphabet.crop_pad_fraction)
+}
+
+/// [`ocr_input`] with the crops padded by `pad_fraction` × box height ([`text_crop_padded`]).
+pub fn ocr_input_padded(
+    image: &RgbImage,
+    boxes: &[BBox],
+    alphabet: &Alphabet,
+    skew_deg: f64,
+    pad_fraction: f64,
+) -> Result<Tensor, ScanError> {
     let (h, w) = (
         alphabet.input_height as usize,
         alphabet.input_width as usize,
@@ -533,7 +530,7 @@ pub fn ocr_input(
         let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
         let data = plain.as_slice_mut::<f32>().map_err(tract)?;
         for (b, out) in boxes.iter().zip(data.chunks_exact_mut(h * w)) {
-            let (pixels, cw) = text_crop(image, b, alphabet, skew_deg)?;
+            let (pixels, cw) = text_crop_padded(image, b, alphabet, skew_deg, pad_fraction)?;
             normalise_into(&pixels, cw as usize, w, out);
         }
     }

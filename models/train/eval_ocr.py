@@ -86,14 +86,6 @@ def reread_decode(first: np.ndarray, extra: list[np.ndarray], alphabet: ocr.Alph
     return out
 
 
-def ort_decode(path: Path, images: list[np.ndarray], alphabet: ocr.Alphabet, batch: int = 128) -> list[str]:
-    run = common.OrtRunner(path)
-    out: list[str] = []
-    for s in range(0, len(images), batch):
-        out += ocr.ctc_greedy_decode(run(ocr.to_ocr_tensor(images[s:s + batch]))["logits"], alphabet)
-    return out
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.eval_ocr", description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, required=True)
@@ -140,17 +132,21 @@ def main(argv=None) -> int:
         report["pytorch"]["examples_wrong"] = [{"true": r, "pred": h} for r, h in zip(refs, hyps) if r != h][:20]
     if args.onnx is not None:
         with tempfile.TemporaryDirectory() as work:
+            fp32_logits = None
             for variant in args.variants.split(","):
                 path = make_variant(args.onnx, variant, Path(work))
                 t1 = time.time()
-                m = ocr.text_metrics(refs, ort_decode(path, images, alphabet), kinds, heights,
+                logits = ort_logits(path, images)
+                if variant == "fp32":
+                    fp32_logits = logits
+                m = ocr.text_metrics(refs, ocr.ctc_greedy_decode(logits, alphabet), kinds, heights,
                                      sources=sources)
                 m["seconds"] = round(time.time() - t1, 2)
                 m["bytes"] = path.stat().st_size
                 report[f"onnx_{variant}"] = m
         if args.reread_below is not None:
             t1 = time.time()
-            first = ort_logits(args.onnx, images)
+            first = fp32_logits if fp32_logits is not None else ort_logits(args.onnx, images)
             extra = [ort_logits(args.onnx, cut_crops(crops, skew=not args.no_skew, pad_frac=float(pad)))
                      for pad in args.reread_pads.split(",")]
             hyps = reread_decode(first, extra, alphabet, args.reread_below)
