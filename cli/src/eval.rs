@@ -98,6 +98,10 @@ pub struct Args {
     /// `ScanParams::port_reread_pads`).
     #[arg(long, value_name = "F,F", value_delimiter = ',')]
     port_reread_pads: Option<Vec<f64>>,
+    /// Run each OCR crop only as wide as its text plus at least this many columns of padding instead of the 320
+    /// columns it was trained at (`ReadParams::width_margin`; faster, see `models/METRICS.md`, session 12).
+    #[arg(long, value_name = "COLUMNS")]
+    width_margin: Option<u32>,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -275,6 +279,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.no_reread {
         params.read.reread_below = None;
+    }
+    if let Some(m) = args.width_margin {
+        params.read.width_margin = Some(m);
     }
     if args.no_weights {
         params.read_weights = false;

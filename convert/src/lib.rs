@@ -31,6 +31,8 @@ pub enum InputSize {
     Fixed([usize; 3]),
     /// `C` channels, height `32·h` and width `32·w` ([`SYMBOLS_HW`]).
     Symbolic { channels: usize },
+    /// `C` channels, a fixed height and the width `32·w` (the second of [`SYMBOLS_HW`]).
+    SymbolicWidth { channels: usize, height: usize },
 }
 
 /// The input each model is converted with (the nominal sizes of its MODEL.md).
@@ -39,12 +41,15 @@ pub fn input_size(name: &str) -> Option<InputSize> {
         "cropper" => Some(InputSize::Fixed([3, 512, 512])),
         "detector" => Some(InputSize::Symbolic { channels: 3 }),
         "classifier" => Some(InputSize::Fixed([3, 96, 160])),
-        "ocr" => Some(InputSize::Fixed([1, 48, 320])),
+        "ocr" => Some(InputSize::SymbolicWidth {
+            channels: 1,
+            height: 48,
+        }),
         _ => None,
     }
 }
 
-/// The symbols of the detector's input height and width (`H = 32·h`, `W = 32·w`).
+/// The symbols of the detector's input height and width (`H = 32·h`, `W = 32·w`); the OCR's width is `32·w`.
 pub const SYMBOLS_HW: [&str; 2] = ["h", "w"];
 
 /// Converts the ONNX model `name` (one of [`MODEL_NAMES`]) to NNEF tar bytes.
@@ -64,6 +69,12 @@ pub fn onnx_to_nnef(name: &str, onnx: &[u8]) -> TractResult<Vec<u8>> {
             1.into(),
             (channels as i64).into(),
             TDim::from(model.sym(SYMBOLS_HW[0])) * 32,
+            TDim::from(model.sym(SYMBOLS_HW[1])) * 32,
+        ],
+        InputSize::SymbolicWidth { channels, height } => tvec![
+            1.into(),
+            (channels as i64).into(),
+            (height as i64).into(),
             TDim::from(model.sym(SYMBOLS_HW[1])) * 32,
         ],
     };

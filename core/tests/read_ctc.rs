@@ -1,7 +1,7 @@
 //! Greedy CTC decoding and the OCR crop geometry helpers on hand-made inputs.
 
 use netron_ocr_core::read::{
-    border_mean, ctc_greedy, ctc_log_likelihood, log_softmax_rows, text_width,
+    border_mean, ctc_greedy, ctc_log_likelihood, log_softmax_rows, run_width, text_width,
 };
 
 const C: usize = 4; // blank + 3 symbols
@@ -82,6 +82,23 @@ fn text_width_rounds_half_to_even_and_clamps() {
         160,
         "zero height: as Python's max(h, 1e-6)"
     );
+}
+
+#[test]
+fn run_width_adds_the_margin_in_steps_of_32_up_to_the_input_width() {
+    assert_eq!(run_width(1, Some(32), 320), 64);
+    assert_eq!(run_width(32, Some(32), 320), 64);
+    assert_eq!(run_width(33, Some(32), 320), 96);
+    assert_eq!(run_width(152, Some(32), 320), 192);
+    assert_eq!(run_width(288, Some(32), 320), 320);
+    assert_eq!(run_width(320, Some(32), 320), 320);
+    assert_eq!(run_width(100, Some(0), 320), 128);
+    assert_eq!(
+        run_width(100, None, 320),
+        320,
+        "no margin: the training width"
+    );
+    assert_eq!(run_width(u32::MAX, Some(32), 320), 320);
 }
 
 #[test]

@@ -6,7 +6,9 @@ mod fixture_support;
 use image::RgbImage;
 use netron_ocr_core::graph::BBox;
 use netron_ocr_core::models::ModelKind;
-use netron_ocr_core::read::{ctc_greedy, ocr_input, text_crop, text_input, ReadParams, TextReader};
+use netron_ocr_core::read::{
+    ctc_greedy, ocr_input, run_width, text_crop, text_input, ReadParams, TextReader,
+};
 use netron_ocr_core::vocab::Alphabet;
 use netron_ocr_core::ScanError;
 
@@ -89,6 +91,7 @@ fn batching_does_not_change_the_answer() {
     let once = |batch_size| ReadParams {
         batch_size,
         reread_below: None,
+        width_margin: None,
         ..ReadParams::default()
     };
     let one = reader(once(1)).read(&img, &boxes, skew).unwrap();
@@ -150,6 +153,40 @@ fn rereading_keeps_confident_boxes_and_picks_the_likeliest_reading() {
         reread > 0,
         "no fixture text was unsure enough to be re-read"
     );
+}
+
+#[test]
+fn crops_run_about_as_wide_as_their_text() {
+    let a = Alphabet::bundled().unwrap();
+    let full = reader(ReadParams {
+        reread_below: None,
+        width_margin: None,
+        ..ReadParams::default()
+    });
+    let margin = Some(32);
+    let narrow = reader(ReadParams {
+        reread_below: None,
+        width_margin: margin,
+        ..ReadParams::default()
+    });
+    let columns_per_step = a.input_width as usize / a.time_steps;
+    let (mut same, mut shorter, mut total) = (0, 0, 0);
+    for (name, img, boxes, _, skew) in fixture_texts() {
+        let f = full.read(&img, &boxes, skew).unwrap();
+        let n = narrow.read(&img, &boxes, skew).unwrap();
+        for ((b, f), n) in boxes.iter().zip(&f).zip(&n) {
+            let (_, w) = text_crop(&img, b, &a, skew).unwrap();
+            let steps = run_width(w, margin, a.input_width) as usize / columns_per_step;
+            assert_eq!(f.log_probs.len(), a.time_steps * a.classes(), "{name}");
+            assert_eq!(n.log_probs.len(), steps * a.classes(), "{name}: {b:?}");
+            shorter += usize::from(steps < a.time_steps);
+            same += usize::from(f.text == n.text);
+            total += 1;
+        }
+    }
+    println!("fixture texts: {shorter} of {total} run narrower, {same} read the same");
+    assert!(2 * shorter > total, "{shorter} of {total}");
+    assert!(same as f32 >= 0.85 * total as f32, "{same} of {total}");
 }
 
 /// White 200×100 image with a black 40×10 bar at x 50..90, y 40..50.

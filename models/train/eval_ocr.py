@@ -48,9 +48,37 @@ def cut_crops(crops: list[ocr.TextCrop], skew: bool = True, pad_frac: float = oc
     return out
 
 
-def ort_logits(path: Path, images: list[np.ndarray], batch: int = 128) -> np.ndarray:
-    run = common.OrtRunner(path)
-    return np.concatenate([run(ocr.to_ocr_tensor(images[s:s + batch]))["logits"] for s in range(0, len(images), batch)])
+def ort_logits(path: Path, images: list[np.ndarray], batch: int = 128, width_margin: int | None = None) -> np.ndarray:
+    """Logits [N, 80, C] of the crops at the full 320 columns, or with `width_margin` each crop at
+    `ocr.run_width` as the Rust reader runs it (a copy of the model with a free input width). A narrower crop
+    has `W / 4` steps; its rows are followed by certain-blank rows up to 80 (blank logit 0, the others −1e4), which
+    leave the greedy reading, its path probability and every CTC likelihood as they are."""
+    if width_margin is None:
+        run = common.OrtRunner(path)
+        return np.concatenate([run(ocr.to_ocr_tensor(images[s:s + batch]))["logits"]
+                               for s in range(0, len(images), batch)])
+    import onnx
+
+    model = onnx.load(path)
+    model.graph.input[0].type.tensor_type.shape.dim[3].dim_param = "W"
+    model.graph.output[0].type.tensor_type.shape.dim[1].dim_param = "T"
+    with tempfile.TemporaryDirectory() as work:
+        free = Path(work) / "ocr_free_width.onnx"
+        onnx.save(model, free)
+        run = common.OrtRunner(free)
+        groups: dict[int, list[int]] = {}
+        for i, im in enumerate(images):
+            groups.setdefault(ocr.run_width(im.shape[1], width_margin), []).append(i)
+        out = None
+        for width, ids in groups.items():
+            for s in range(0, len(ids), batch):
+                part = ids[s:s + batch]
+                lg = run(ocr.to_ocr_tensor([images[i] for i in part]).numpy()[..., :width])["logits"]
+                if out is None:
+                    out = np.full((len(images), ocr.TIME_STEPS, lg.shape[2]), -1e4, np.float32)
+                    out[:, :, 0] = 0.0
+                out[part, :lg.shape[1]] = lg
+    return out
 
 
 def log_likelihoods(log_probs: torch.Tensor, candidates: list[list[int]]) -> torch.Tensor:
@@ -103,6 +131,9 @@ def main(argv=None) -> int:
                    help="also report the Rust reader's re-reading (with --onnx, fp32): boxes whose greedy path "
                         "probability is under this are read again with --reread-pads (core default 0.5)")
     p.add_argument("--reread-pads", type=str, default="0.3", help="comma list of paddings × box height")
+    p.add_argument("--width-margin", type=int, default=None,
+                   help="onnxruntime runs each crop at the Rust reader's width (`ocr.run_width` with this margin; "
+                        "core default 32) instead of 320 columns")
     args = p.parse_args(argv)
     if args.ckpt is None and args.onnx is None:
         p.error("give --ckpt and/or --onnx")
@@ -136,7 +167,7 @@ def main(argv=None) -> int:
             for variant in args.variants.split(","):
                 path = make_variant(args.onnx, variant, Path(work))
                 t1 = time.time()
-                logits = ort_logits(path, images)
+                logits = ort_logits(path, images, width_margin=args.width_margin)
                 if variant == "fp32":
                     fp32_logits = logits
                 m = ocr.text_metrics(refs, ocr.ctc_greedy_decode(logits, alphabet), kinds, heights,
@@ -146,8 +177,10 @@ def main(argv=None) -> int:
                 report[f"onnx_{variant}"] = m
         if args.reread_below is not None:
             t1 = time.time()
-            first = fp32_logits if fp32_logits is not None else ort_logits(args.onnx, images)
-            extra = [ort_logits(args.onnx, cut_crops(crops, skew=not args.no_skew, pad_frac=float(pad)))
+            first = (fp32_logits if fp32_logits is not None
+                     else ort_logits(args.onnx, images, width_margin=args.width_margin))
+            extra = [ort_logits(args.onnx, cut_crops(crops, skew=not args.no_skew, pad_frac=float(pad)),
+                                width_margin=args.width_margin)
                      for pad in args.reread_pads.split(",")]
             hyps = reread_decode(first, extra, alphabet, args.reread_below)
             m = ocr.text_metrics(refs, hyps, kinds, heights, sources=sources)

@@ -185,6 +185,15 @@ def output_width(crop_w: float, crop_h: float) -> int:
     return int(min(OCR_W, max(1, round(crop_w * OCR_H / max(crop_h, 1e-6)))))
 
 
+def run_width(w: int, margin: int | None, max_w: int = OCR_W) -> int:
+    """Input width a 48×w crop runs at in the Rust reader (`read::run_width`, `ReadParams::width_margin`): w plus
+    at least `margin` columns of padding, rounded up to a multiple of 32, at most `max_w`; `max_w` without a
+    margin (the training width)."""
+    if margin is None:
+        return max_w
+    return min(max_w, -(-(w + margin) // 32) * 32)
+
+
 def padded_text_box(box, pads, width: float, height: float):
     """box grown by pads (left, top, right, bottom) given as fractions of the box height, clipped to the image."""
     x0, y0, x1, y1 = box

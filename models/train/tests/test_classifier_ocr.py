@@ -398,3 +398,11 @@ def test_rotated_crop_straightens_a_turned_line():
     assert abs(left - right) < 2, (left, right)
     left, right = band_rows(flat)
     assert abs(left - right) > 8, (left, right)  # axis-aligned: the band climbs across the crop
+
+
+def test_run_width_matches_the_rust_reader():
+    # The cases of core/tests/read_ctc.rs::run_width_adds_the_margin_in_steps_of_32_up_to_the_input_width.
+    cases = [(1, 32, 64), (32, 32, 64), (33, 32, 96), (152, 32, 192), (288, 32, 320), (320, 32, 320),
+             (100, 0, 128), (100, None, 320)]
+    for w, margin, want in cases:
+        assert ocr.run_width(w, margin) == want, (w, margin)
