@@ -30,8 +30,9 @@
 //! the nominal plan is built at load and always kept, the others on first use (detector 60–120 ms each, OCR about
 //! 20 ms) and kept in a mutex-guarded least-recently-used cache of at most [`MAX_SHAPE_PLANS`] per model, shared by
 //! the clones and threads, so a `Model` stays `Send + Sync`. Each plan holds its own packed weights, about 5 MiB for
-//! the detector (30 plans, every other shape a letterbox can produce: +153 MiB RSS), hence the cap. A single plan with symbolic H and W was
-//! measured 7× slower per run than concrete ones (tract 0.23.9, `core/examples/batch_timing.rs`).
+//! the detector (30 plans, every other shape a letterbox can produce: +153 MiB RSS), hence the cap. A single plan
+//! with symbolic H and W was measured 7× slower per run than concrete ones (tract 0.23.9,
+//! `core/examples/batch_timing.rs`).
 //!
 //! Integrity: `core/build.rs` reads the line `SHA-256: <64 hex>` of every `models/<name>.MODEL.md` into a
 //! manifest ([`MANIFEST`]); every load (bundled bytes or files from a directory) hashes the model bytes and

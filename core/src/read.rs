@@ -211,7 +211,8 @@ impl TextReader {
         Ok(out)
     }
 
-    /// One crop per box, padded by `pad_fraction` × its height ([`ocr_input_padded`]), run through the model:
+    /// One crop per box, padded by `pad_fraction` × its height ([`text_crop_padded`]), at its [`run_width`], run
+    /// through the model:
     /// per box its greedy path and its log-softmax rows.
     fn read_crops(
         &self,
@@ -229,18 +230,9 @@ impl TextReader {
                 .map(|b| {
                     let (pixels, w) =
                         text_crop_padded(image, b, &self.alphabet, skew_deg, pad_fraction)?;
-                    let width = run_width(w, self.params.width_margin, max_w);
-                    let tract = |e| ScanError::inference(STAGE, e);
-                    let shape = [1, 1, h as usize, width as usize];
-                    let mut t = Tensor::zero::<f32>(&shape).map_err(tract)?;
-                    {
-                        let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
-                        let data = plain.as_slice_mut::<f32>().map_err(tract)?;
-                        normalise_into(&pixels, w as usize, width as usize, data);
-                    }
-                    Ok(t)
+                    crop_input(&pixels, w, h, run_width(w, self.params.width_margin, max_w))
                 })
-                .collect::<Result<Vec<_>, ScanError>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
             for logits in self.model.run_each_single(inputs)? {
                 let view = logits
                     .to_plain_array_view::<f32>()
@@ -548,17 +540,6 @@ pub fn ocr_input(
     alphabet: &Alphabet,
     skew_deg: f64,
 ) -> Result<Tensor, ScanError> {
-    ocr_input_padded(image, boxes, alphabet, skew_deg, alphabet.crop_pad_fraction)
-}
-
-/// [`ocr_input`] with the crops padded by `pad_fraction` × box height ([`text_crop_padded`]).
-pub fn ocr_input_padded(
-    image: &RgbImage,
-    boxes: &[BBox],
-    alphabet: &Alphabet,
-    skew_deg: f64,
-    pad_fraction: f64,
-) -> Result<Tensor, ScanError> {
     let (h, w) = (
         alphabet.input_height as usize,
         alphabet.input_width as usize,
@@ -569,9 +550,22 @@ pub fn ocr_input_padded(
         let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
         let data = plain.as_slice_mut::<f32>().map_err(tract)?;
         for (b, out) in boxes.iter().zip(data.chunks_exact_mut(h * w)) {
-            let (pixels, cw) = text_crop_padded(image, b, alphabet, skew_deg, pad_fraction)?;
+            let (pixels, cw) = text_crop(image, b, alphabet, skew_deg)?;
             normalise_into(&pixels, cw as usize, w, out);
         }
+    }
+    Ok(t)
+}
+
+/// One crop (`pixels`, `w` columns of `height` rows) as the float32 input `[1, 1, height, width]`
+/// ([`normalise_into`]; `width ≥ w`).
+fn crop_input(pixels: &[u8], w: u32, height: u32, width: u32) -> Result<Tensor, ScanError> {
+    let tract = |e| ScanError::inference(STAGE, e);
+    let mut t = Tensor::zero::<f32>(&[1, 1, height as usize, width as usize]).map_err(tract)?;
+    {
+        let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
+        let data = plain.as_slice_mut::<f32>().map_err(tract)?;
+        normalise_into(pixels, w as usize, width as usize, data);
     }
     Ok(t)
 }

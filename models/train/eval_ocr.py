@@ -132,8 +132,8 @@ def main(argv=None) -> int:
                         "probability is under this are read again with --reread-pads (core default 0.5)")
     p.add_argument("--reread-pads", type=str, default="0.3", help="comma list of paddings × box height")
     p.add_argument("--width-margin", type=int, default=None,
-                   help="onnxruntime runs each crop at the Rust reader's width (`ocr.run_width` with this margin; "
-                        "core default 32) instead of 320 columns")
+                   help="onnxruntime runs each crop at the Rust reader's width (`ocr.run_width` with this margin, "
+                        "`ReadParams::width_margin`, off in the core by default) instead of 320 columns")
     args = p.parse_args(argv)
     if args.ckpt is None and args.onnx is None:
         p.error("give --ckpt and/or --onnx")
