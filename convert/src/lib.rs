@@ -14,7 +14,8 @@
 //! - the graph is typed, decluttered for the fixed-size models (the cropper's `Resize` becomes tract's nearest
 //!   upsampling), and written with tract's core extension only: the reader does not link the `tract_onnx` one.
 //!   tract cannot write that upsampling, nor some decluttered ops, with symbolic sizes, which is why the
-//!   detector (symbolic `h`, `w`) is written undecluttered and upsamples with a transposed convolution;
+//!   detector (symbolic `h`, `w`) is written undecluttered and upsamples with a transposed convolution (the
+//!   core's loader turns it back into a nearest upsampling before optimizing, as it does for the ONNX file);
 //! - the bytes are deterministic (fixed tar timestamps): one ONNX file and one tract version give one NNEF file,
 //!   so its SHA-256 can stand in a manifest.
 

@@ -34,6 +34,11 @@
 //! with symbolic H and W was measured 7× slower per run than concrete ones (tract 0.23.9,
 //! `core/examples/batch_timing.rs`).
 //!
+//! Optimization: each plan is the decluttered typed graph with one rewrite of ours before tract's codegen: the
+//! detector's ×2 upsamplings, stored as transposed convolutions of ones, become tract's nearest upsampling
+//! (`upsample_copying_deconvs`; the same outputs, bit for bit, `core/tests/detect_input_sizes.rs`), 2–5% less
+//! detector time (`core/examples/upsample_timing.rs`).
+//!
 //! Integrity: `core/build.rs` reads the line `SHA-256: <64 hex>` of every `models/<name>.MODEL.md` into a
 //! manifest ([`MANIFEST`]); every load (bundled bytes or files from a directory) hashes the model bytes and
 //! refuses a mismatch with [`ModelError::HashMismatch`]. `models/update_hashes.py` rewrites those lines after an
@@ -58,6 +63,8 @@ use thiserror::Error;
 compile_error!("netron-ocr-core needs a model format: cargo feature `onnx` (default) or `nnef`");
 
 use tract_nnef::prelude::*;
+use tract_nnef::tract_core::ops::cnn::Deconv;
+use tract_nnef::tract_core::ops::nn::{DataFormat, NearestUpsample};
 #[cfg(feature = "onnx")]
 use tract_onnx::prelude::{InferenceModel, InferenceModelExt};
 
@@ -312,10 +319,12 @@ fn parse(bytes: &[u8]) -> TractResult<Parsed> {
 #[cfg(feature = "onnx")]
 fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableModel>> {
     let [c, h, w] = chw;
-    model
+    let mut typed = model
         .with_input_fact(0, f32::fact([1, c, h, w]).into())?
-        .into_optimized()?
-        .into_runnable()
+        .into_typed()?
+        .into_decluttered()?;
+    upsample_copying_deconvs(&mut typed)?;
+    typed.into_optimized()?.into_runnable()
 }
 
 /// Optimizes `model` for the concrete input `[1, C, H, W]`.
@@ -339,7 +348,67 @@ fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableMode
     if input.shape.to_tvec() != want {
         tract_nnef::internal::bail!("input fact {input:?} is not [1, {c}, {h}, {w}]");
     }
-    model.into_optimized()?.into_runnable()
+    let mut typed = model.into_decluttered()?;
+    upsample_copying_deconvs(&mut typed)?;
+    typed.into_optimized()?.into_runnable()
+}
+
+/// Replaces each transposed convolution that only copies pixels by tract's nearest upsampling: a depthwise
+/// `Deconv` (group = channels, NCHW) whose kernel equals its stride on every axis (no padding, dilation or
+/// adjustment, so each output pixel gets exactly one tap), with a constant kernel of ones and a zero bias. That is
+/// how the detector's FPN upsamples ×2 (`detector.MODEL.md`: a `ConvTranspose` so that tract can write it to NNEF
+/// with symbolic sizes), and tract runs it about 5× slower as a deconvolution than as an upsampling (per 512²
+/// tile, 7.3 against 1.4 ms: `tract … dump --profile`, BENCHMARKS.md). The values are the same: `x · 1 + 0`.
+fn upsample_copying_deconvs(model: &mut TypedModel) -> TractResult<()> {
+    let mut patches = Vec::new();
+    for node in model.nodes() {
+        let Some(op) = node.op_as::<Deconv>() else {
+            continue;
+        };
+        let spec = &op.pool_spec;
+        let strides = spec.strides();
+        let copies = spec.data_format == DataFormat::NCHW
+            && op.group == spec.input_channels
+            && op.group == spec.output_channels
+            && node.inputs.len() == 3
+            && (0..spec.rank()).all(|ax| {
+                spec.kernel_shape[ax] == strides[ax]
+                    && spec.dilations()[ax] == 1
+                    && op.adjustments[ax] == 0
+                    && spec.padding.valid_dim(ax, false)
+            });
+        if !copies {
+            continue;
+        }
+        let konst = |ix: usize| {
+            model
+                .outlet_fact(node.inputs[ix])
+                .ok()
+                .and_then(|f| f.konst.clone())
+        };
+        let (Some(kernel), Some(bias)) = (konst(1), konst(2)) else {
+            continue;
+        };
+        let taps: usize = spec.kernel_shape.iter().product();
+        let all = |t: &Tensor, v: f32| {
+            t.to_plain_array_view::<f32>()
+                .is_ok_and(|a| a.iter().all(|&x| x == v))
+        };
+        if kernel.len() != op.group * taps || !all(&kernel, 1.0) || !all(&bias, 0.0) {
+            continue;
+        }
+        let scales = [1, 1].into_iter().chain(strides.iter().copied()).collect();
+        patches.push(TypedModelPatch::replace_single_op(
+            model,
+            node,
+            &node.inputs[..1],
+            NearestUpsample { scales },
+        )?);
+    }
+    for patch in patches {
+        patch.apply(model)?;
+    }
+    Ok(())
 }
 
 impl fmt::Debug for Model {

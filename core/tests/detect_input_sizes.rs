@@ -216,3 +216,47 @@ fn trimmed_detections_agree_with_the_square_input() {
     assert!(matched as f64 >= 0.97 * total as f64, "{matched}/{total}");
     assert!(extra as f64 <= 0.03 * total as f64, "{extra}/{total}");
 }
+
+/// The FPN's ×2 upsamplings, transposed convolutions of ones in `detector.onnx`, run as tract's nearest
+/// upsampling in the library's plans (`models::upsample_copying_deconvs`), with the same outputs, bit for bit, as
+/// tract's own plan of the file.
+#[test]
+fn upsampling_deconvolutions_run_as_nearest_upsampling() {
+    let det = detector_model();
+    for (h, w) in [(512, 512), (352, 512), (512, 160)] {
+        let plan = det.plan_for(h, w).unwrap();
+        let ops: Vec<String> = plan
+            .model()
+            .nodes()
+            .iter()
+            .map(|n| n.op.name().to_string())
+            .collect();
+        assert_eq!(
+            ops.iter().filter(|o| *o == "NearestUpsample").count(),
+            3,
+            "{h}x{w}: {ops:?}"
+        );
+        assert!(
+            !ops.iter().any(|o| o.contains("Deconv")),
+            "{h}x{w}: {ops:?}"
+        );
+
+        let x = input(h, w, 2);
+        let plain = tract_onnx::onnx()
+            .model_for_path(fixture_support::models_dir().join("detector.onnx"))
+            .unwrap()
+            .with_input_fact(0, f32::fact([1, 3, h, w]).into())
+            .unwrap()
+            .into_optimized()
+            .unwrap()
+            .into_runnable()
+            .unwrap()
+            .run(tvec!(x.clone().into()))
+            .unwrap();
+        let ours = det.run_any_size(x).unwrap();
+        // tract's plan orders the outputs as the file does: heatmap, size, offset (`ModelKind::output_names`).
+        for (a, b) in ours.iter().zip(plain.iter()) {
+            assert_eq!(a, &**b, "{h}x{w}");
+        }
+    }
+}

@@ -134,3 +134,23 @@ fn a_fixture_scans_with_the_nnef_models() {
         "{got} nodes found, truth has {expected}"
     );
 }
+
+/// The detector's NNEF graph keeps the ×2 upsamplings as transposed convolutions of ones (`netron-ocr-convert`);
+/// the loader runs them as tract's nearest upsampling, as in the ONNX build (`core/tests/detect_input_sizes.rs`).
+#[test]
+fn upsampling_deconvolutions_run_as_nearest_upsampling() {
+    let set = ModelSet::bundled().expect("bundled NNEF models load");
+    let plan = set.get(ModelKind::Detector).plan_for(352, 512).unwrap();
+    let ops: Vec<String> = plan
+        .model()
+        .nodes()
+        .iter()
+        .map(|n| n.op.name().to_string())
+        .collect();
+    assert_eq!(
+        ops.iter().filter(|o| *o == "NearestUpsample").count(),
+        3,
+        "{ops:?}"
+    );
+    assert!(!ops.iter().any(|o| o.contains("Deconv")), "{ops:?}");
+}
