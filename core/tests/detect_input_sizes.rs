@@ -224,21 +224,9 @@ fn trimmed_detections_agree_with_the_square_input() {
 fn upsampling_deconvolutions_run_as_nearest_upsampling() {
     let det = detector_model();
     for (h, w) in [(512, 512), (352, 512), (512, 160)] {
-        let plan = det.plan_for(h, w).unwrap();
-        let ops: Vec<String> = plan
-            .model()
-            .nodes()
-            .iter()
-            .map(|n| n.op.name().to_string())
-            .collect();
-        assert_eq!(
-            ops.iter().filter(|o| *o == "NearestUpsample").count(),
-            3,
-            "{h}x{w}: {ops:?}"
-        );
-        assert!(
-            !ops.iter().any(|o| o.contains("Deconv")),
-            "{h}x{w}: {ops:?}"
+        fixture_support::assert_upsamplings_are_nearest(
+            &det.plan_for(h, w).unwrap(),
+            &format!("{h}x{w}"),
         );
 
         let x = input(h, w, 2);

@@ -141,16 +141,5 @@ fn a_fixture_scans_with_the_nnef_models() {
 fn upsampling_deconvolutions_run_as_nearest_upsampling() {
     let set = ModelSet::bundled().expect("bundled NNEF models load");
     let plan = set.get(ModelKind::Detector).plan_for(352, 512).unwrap();
-    let ops: Vec<String> = plan
-        .model()
-        .nodes()
-        .iter()
-        .map(|n| n.op.name().to_string())
-        .collect();
-    assert_eq!(
-        ops.iter().filter(|o| *o == "NearestUpsample").count(),
-        3,
-        "{ops:?}"
-    );
-    assert!(!ops.iter().any(|o| o.contains("Deconv")), "{ops:?}");
+    fixture_support::assert_upsamplings_are_nearest(&plan, "352x512");
 }

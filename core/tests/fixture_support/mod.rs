@@ -9,6 +9,7 @@ use image::RgbImage;
 use netron_ocr_core::frame;
 use netron_ocr_core::graph::GraphJson;
 use netron_ocr_core::models::{Model, ModelKind};
+use tract_onnx::prelude::TypedRunnableModel;
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -85,4 +86,18 @@ pub fn scenes() -> Vec<FixtureScene> {
         }
     }
     out
+}
+
+/// Asserts that a detector plan runs the FPN's three ×2 upsamplings (transposed convolutions of ones in the file)
+/// as tract's `NearestUpsample`, with no deconvolution left (`models::upsample_copying_deconvs`).
+pub fn assert_upsamplings_are_nearest(plan: &TypedRunnableModel, what: &str) {
+    let ops: Vec<String> = plan
+        .model()
+        .nodes()
+        .iter()
+        .map(|n| n.op.name().to_string())
+        .collect();
+    let upsamplings = ops.iter().filter(|o| *o == "NearestUpsample").count();
+    assert_eq!(upsamplings, 3, "{what}: {ops:?}");
+    assert!(!ops.iter().any(|o| o.contains("Deconv")), "{what}: {ops:?}");
 }
