@@ -34,7 +34,7 @@
 //! with symbolic H and W was measured 7× slower per run than concrete ones (tract 0.23.9,
 //! `core/examples/batch_timing.rs`).
 //!
-//! Optimization: each plan is the decluttered typed graph with one rewrite of ours before tract's codegen: the
+//! Optimization: each plan is the decluttered typed graph with one rewrite of ours, then tract's codegen: the
 //! detector's ×2 upsamplings, stored as transposed convolutions of ones, become tract's nearest upsampling
 //! (`upsample_copying_deconvs`; the same outputs, bit for bit, `core/tests/detect_input_sizes.rs`), 2–5% less
 //! detector time (`core/examples/upsample_timing.rs`).
@@ -324,7 +324,8 @@ fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableMode
         .into_typed()?
         .into_decluttered()?;
     upsample_copying_deconvs(&mut typed)?;
-    typed.into_optimized()?.into_runnable()
+    typed.optimize()?;
+    typed.into_runnable()
 }
 
 /// Optimizes `model` for the concrete input `[1, C, H, W]`.
@@ -350,7 +351,8 @@ fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableMode
     }
     let mut typed = model.into_decluttered()?;
     upsample_copying_deconvs(&mut typed)?;
-    typed.into_optimized()?.into_runnable()
+    typed.optimize()?;
+    typed.into_runnable()
 }
 
 /// Replaces each transposed convolution that only copies pixels by tract's nearest upsampling: a depthwise

@@ -7,7 +7,7 @@
 
 mod fixture_support;
 
-use fixture_support::{models_dir, scenes_dir, truth};
+use fixture_support::{models_dir, onnx_outputs, scenes_dir, truth};
 use netron_ocr_core::models::{Model, ModelError, ModelKind, ModelSet};
 use netron_ocr_core::scanner::Scanner;
 use tract_onnx::prelude::*;
@@ -21,36 +21,6 @@ fn input(shape: &[usize]) -> Tensor {
     tract_ndarray::Array::from_shape_vec(shape.to_vec(), data)
         .unwrap()
         .into_tensor()
-}
-
-/// The committed ONNX model run by tract-onnx on `x`, outputs in `kind.output_names()` order.
-fn onnx_outputs(kind: ModelKind, x: &Tensor) -> Vec<Tensor> {
-    let stem = kind.name();
-    let model = tract_onnx::onnx()
-        .model_for_path(models_dir().join(format!("{stem}.onnx")))
-        .unwrap()
-        .with_input_fact(0, f32::fact(x.shape()).into())
-        .unwrap()
-        .into_optimized()
-        .unwrap();
-    let names: Vec<String> = model
-        .output_outlets()
-        .unwrap()
-        .iter()
-        .map(|o| model.outlet_label(*o).unwrap().to_owned())
-        .collect();
-    let out = model
-        .into_runnable()
-        .unwrap()
-        .run(tvec!(x.clone().into()))
-        .unwrap();
-    kind.output_names()
-        .iter()
-        .map(|want| {
-            let i = names.iter().position(|n| n == want).unwrap();
-            out[i].clone().into_tensor()
-        })
-        .collect()
 }
 
 fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {

@@ -9,7 +9,7 @@ use image::RgbImage;
 use netron_ocr_core::frame;
 use netron_ocr_core::graph::GraphJson;
 use netron_ocr_core::models::{Model, ModelKind};
-use tract_onnx::prelude::TypedRunnableModel;
+use tract_onnx::prelude::*;
 
 /// The repository root.
 pub fn repo() -> PathBuf {
@@ -100,4 +100,34 @@ pub fn assert_upsamplings_are_nearest(plan: &TypedRunnableModel, what: &str) {
     let upsamplings = ops.iter().filter(|o| *o == "NearestUpsample").count();
     assert_eq!(upsamplings, 3, "{what}: {ops:?}");
     assert!(!ops.iter().any(|o| o.contains("Deconv")), "{what}: {ops:?}");
+}
+
+/// The committed ONNX model run by tract-onnx on `x`, outputs in `kind.output_names()` order.
+pub fn onnx_outputs(kind: ModelKind, x: &Tensor) -> Vec<Tensor> {
+    let stem = kind.name();
+    let model = tract_onnx::onnx()
+        .model_for_path(models_dir().join(format!("{stem}.onnx")))
+        .unwrap()
+        .with_input_fact(0, f32::fact(x.shape()).into())
+        .unwrap()
+        .into_optimized()
+        .unwrap();
+    let names: Vec<String> = model
+        .output_outlets()
+        .unwrap()
+        .iter()
+        .map(|o| model.outlet_label(*o).unwrap().to_owned())
+        .collect();
+    let out = model
+        .into_runnable()
+        .unwrap()
+        .run(tvec!(x.clone().into()))
+        .unwrap();
+    kind.output_names()
+        .iter()
+        .map(|want| {
+            let i = names.iter().position(|n| n == want).unwrap();
+            out[i].clone().into_tensor()
+        })
+        .collect()
 }
