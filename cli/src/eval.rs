@@ -102,6 +102,14 @@ pub struct Args {
     /// columns it was trained at (`ReadParams::width_margin`; faster, see `models/METRICS.md`, session 12).
     #[arg(long, value_name = "COLUMNS")]
     width_margin: Option<u32>,
+    /// Labelings kept by the OCR's prefix beam search per crop, candidates beside the greedy reading (default:
+    /// the scanner's, `ReadParams::beam_width`; 1 = greedy only).
+    #[arg(long, value_name = "N")]
+    beam: Option<usize>,
+    /// Read the weight rows of each card on their own, even for operators whose rows share one shape
+    /// (measures what `ConsensusParams::weight_rows` adds).
+    #[arg(long)]
+    no_row_consensus: bool,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -282,6 +290,12 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(m) = args.width_margin {
         params.read.width_margin = Some(m);
+    }
+    if args.no_row_consensus {
+        params.consensus.weight_rows = false;
+    }
+    if let Some(n) = args.beam {
+        params.read.beam_width = n;
     }
     if args.no_weights {
         params.read_weights = false;

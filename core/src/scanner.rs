@@ -21,7 +21,9 @@
 //!    ([`crate::graph::parse_shape_text`], inside assembly);
 //! 6. layout direction ([`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]), label
 //!    consensus (labels that must show one text, read together: [`crate::consensus`],
-//!    [`ScanParams::consensus`]) and assembly ([`crate::assemble::assemble`]) into schema-v1 graph JSON;
+//!    [`ScanParams::consensus`]), then the weight rows whose shapes the operator ties, read together with the
+//!    now final labels of the card's edges ([`crate::consensus::agree_rows`]) and parsed, and assembly
+//!    ([`crate::assemble::assemble`]) into schema-v1 graph JSON;
 //! 7. graph evidence: fewer than [`ScanParams::min_elements`] nodes, inputs and outputs together and no edge is
 //!    not a graph (a text page or a desktop can give one spurious card); the result is then empty, like a
 //!    cropper rejection.
@@ -582,17 +584,12 @@ impl Scanner {
         let (label_texts, rest) = texts.split_at(labels.len().min(texts.len()));
         let (input_texts, rest) = rest.split_at(inputs.len().min(rest.len()));
         let (output_texts, mut row_texts) = rest.split_at(outputs.len().min(rest.len()));
-        let mut card_weights: Vec<Vec<Weight>> = Vec::with_capacity(row_boxes.len());
+        // Each card's row texts and readings; parsed into weights once the labels are final (row consensus).
+        let mut card_rows: Vec<(Vec<String>, &[TextRead])> = Vec::with_capacity(row_boxes.len());
         for rows in &row_boxes {
             let (mine, later) = row_texts.split_at(rows.len().min(row_texts.len()));
             row_texts = later;
-            card_weights.push(
-                rows.iter()
-                    .zip(mine)
-                    .filter(|(_, r)| r.confidence >= self.params.min_weight_confidence)
-                    .filter_map(|(b, r)| weights::parse_row(&r.text, Some(*b)))
-                    .collect(),
-            );
+            card_rows.push((mine.iter().map(|r| r.text.clone()).collect(), mine));
         }
         let mut found_labels: Vec<LabelDetection> = labels
             .iter()
@@ -642,16 +639,12 @@ impl Scanner {
             nodes: nodes
                 .iter()
                 .zip(&ops)
-                .enumerate()
-                .map(|(k, (d, op))| NodeDetection {
+                .map(|(d, op)| NodeDetection {
                     bbox: d.bbox,
                     confidence: d.score,
                     op: op.op.clone(),
                     op_confidence: op.confidence,
-                    weights: card_weights
-                        .get_mut(k)
-                        .map(std::mem::take)
-                        .unwrap_or_default(),
+                    weights: Vec::new(),
                     truncated: None,
                 })
                 .collect(),
@@ -668,6 +661,39 @@ impl Scanner {
             &self.params.edges,
         )?;
         let consensus_changed = self.agree_labels(&mut found, &label_reads, &edge_result.edges);
+        for (k, (mut row_strings, reads)) in card_rows.into_iter().enumerate() {
+            let op = ops.get(k).and_then(|p| p.op.as_deref());
+            if let Some(op) = op.filter(|_| self.params.consensus.weight_rows) {
+                let (into, out_of) = consensus::node_labels(&edge_result.edges, k);
+                let voters = |ids: &[usize]| -> Vec<(&str, &TextRead)> {
+                    let label = |t: usize| found.labels.get(t).map(|l| l.text.as_str());
+                    let read = |t: usize| label_reads.get(t).copied().flatten();
+                    ids.iter()
+                        .filter_map(|&t| Some((label(t)?, read(t)?)))
+                        .collect()
+                };
+                let (into, out_of) = (voters(&into), voters(&out_of));
+                let row_reads: Vec<&TextRead> = reads.iter().collect();
+                let (alphabet, params) = (self.reader.alphabet(), &self.params.consensus);
+                consensus::agree_rows(
+                    op,
+                    &mut row_strings,
+                    &row_reads,
+                    &into,
+                    &out_of,
+                    alphabet,
+                    params,
+                );
+            }
+            let weights: Vec<Weight> = row_boxes[k]
+                .iter()
+                .zip(reads)
+                .zip(&row_strings)
+                .filter(|((_, r), _)| r.confidence >= self.params.min_weight_confidence)
+                .filter_map(|((b, _), text)| weights::parse_row(text, Some(*b)))
+                .collect();
+            found.nodes[k].weights = weights;
+        }
         let elements = found.nodes.len() + found.inputs.len() + found.outputs.len();
         if elements < self.params.min_elements && edge_result.edges.is_empty() {
             timings.assemble = ms(t);

@@ -1,6 +1,6 @@
 //! Label consensus on hand-made edges and OCR readings: which labels are grouped, and which text a group takes.
 
-use netron_ocr_core::consensus::{agree, label_groups, ConsensusParams};
+use netron_ocr_core::consensus::{agree, agree_rows, label_groups, ConsensusParams};
 use netron_ocr_core::edges::{RecoveredEdge, Side};
 use netron_ocr_core::graph::Point;
 use netron_ocr_core::read::{log_softmax_rows, TextRead};
@@ -204,4 +204,129 @@ fn labels_without_a_reading_neither_vote_nor_change() {
         &params(),
     );
     assert_eq!(changed, vec![1]);
+}
+
+#[test]
+fn a_weight_row_takes_the_dims_of_its_twins_and_keeps_its_name() {
+    let a = Alphabet::bundled().unwrap();
+    let scale = reading(&a, "scale〈64〉", &[]);
+    let bias = reading(&a, "B〈64〉", &[(3, 9.0)]);
+    let var = reading(&a, "var〈64〉", &[]);
+    assert_eq!(bias.text, "B〈6〉", "the greedy path drops the doubted 4");
+    let mut texts = vec![scale.text.clone(), bias.text.clone(), var.text.clone()];
+    let changed = agree_rows(
+        "BatchNormalization",
+        &mut texts,
+        &[&scale, &bias, &var],
+        &[],
+        &[],
+        &a,
+        &params(),
+    );
+    assert_eq!(changed, vec![1]);
+    assert_eq!(texts, vec!["scale〈64〉", "B〈64〉", "var〈64〉"]);
+}
+
+#[test]
+fn rows_without_dims_neither_vote_nor_change_and_clear_rows_keep_theirs() {
+    let a = Alphabet::bundled().unwrap();
+    let attr = reading(&a, "axis = 1", &[]);
+    let bias = reading(&a, "B〈64〉", &[(3, 9.0)]);
+    let mut texts = vec![attr.text.clone(), bias.text.clone()];
+    assert!(agree_rows(
+        "Slice",
+        &mut texts,
+        &[&attr, &bias],
+        &[],
+        &[],
+        &a,
+        &params()
+    )
+    .is_empty());
+    assert_eq!(texts, vec!["axis = 1", "B〈6〉"]);
+    // Two clear rows that differ: neither gives way within the default loss.
+    let w = reading(&a, "W〈64〉", &[]);
+    let r = reading(&a, "R〈32〉", &[]);
+    let mut texts = vec![w.text.clone(), r.text.clone()];
+    assert!(agree_rows(
+        "LayerNormalization",
+        &mut texts,
+        &[&w, &r],
+        &[],
+        &[],
+        &a,
+        &params()
+    )
+    .is_empty());
+    assert_eq!(texts, vec!["W〈64〉", "R〈32〉"]);
+}
+
+#[test]
+fn a_conv_bias_and_the_first_weight_dim_agree_and_other_operators_are_left_alone() {
+    let a = Alphabet::bundled().unwrap();
+    let w = reading(&a, "W〈64×3×7×7〉", &[]);
+    let b = reading(&a, "B〈64〉", &[(3, 9.0)]);
+    assert_eq!(b.text, "B〈6〉");
+    let mut texts = vec![w.text.clone(), b.text.clone()];
+    let changed = agree_rows("Conv", &mut texts, &[&w, &b], &[], &[], &a, &params());
+    assert_eq!(changed, vec![1]);
+    assert_eq!(texts, vec!["W〈64×3×7×7〉", "B〈64〉"]);
+    // The doubt on the weight row's first dim instead: the bias corrects it, the rest of its dims stay.
+    let w = reading(&a, "W〈64×3×7×7〉", &[(3, 9.0)]);
+    let b = reading(&a, "B〈64〉", &[]);
+    assert_eq!(w.text, "W〈6×3×7×7〉");
+    let mut texts = vec![w.text.clone(), b.text.clone()];
+    assert_eq!(
+        agree_rows("Conv", &mut texts, &[&w, &b], &[], &[], &a, &params()),
+        vec![0]
+    );
+    assert_eq!(texts[0], "W〈64×3×7×7〉");
+    let mut texts = vec![w.text.clone(), b.text.clone()];
+    assert!(agree_rows("Gemm", &mut texts, &[&w, &b], &[], &[], &a, &params()).is_empty());
+    assert_eq!(texts[0], "W〈6×3×7×7〉");
+}
+
+#[test]
+fn the_labels_of_a_batch_norm_vote_with_their_channels_but_do_not_change() {
+    let a = Alphabet::bundled().unwrap();
+    let scale = reading(&a, "scale〈64〉", &[(7, 9.0)]);
+    let bias = reading(&a, "B〈64〉", &[(3, 9.0)]);
+    assert_eq!(
+        (scale.text.as_str(), bias.text.as_str()),
+        ("scale〈6〉", "B〈6〉")
+    );
+    let input = reading(&a, "1×64×56×56", &[]);
+    let output = reading(&a, "1×64×56×56", &[]);
+    let labels = [(input.text.as_str(), &input)];
+    let outs = [(output.text.as_str(), &output)];
+    // Alone, the two rows agree on their wrong reading.
+    let mut texts = vec![scale.text.clone(), bias.text.clone()];
+    let reads = [&scale, &bias];
+    let alone = agree_rows(
+        "BatchNormalization",
+        &mut texts,
+        &reads,
+        &[],
+        &[],
+        &a,
+        &params(),
+    );
+    assert!(alone.is_empty());
+    let changed = agree_rows(
+        "BatchNormalization",
+        &mut texts,
+        &reads,
+        &labels,
+        &outs,
+        &a,
+        &params(),
+    );
+    assert_eq!(changed, vec![0, 1]);
+    assert_eq!(texts, vec!["scale〈64〉", "B〈64〉"]);
+    // A Conv's input channels are not its output channels: only the outgoing labels vote.
+    let w = reading(&a, "W〈32×64×3×3〉", &[]);
+    let b = reading(&a, "B〈32〉", &[]);
+    let mut texts = vec![w.text.clone(), b.text.clone()];
+    let changed = agree_rows("Conv", &mut texts, &[&w, &b], &labels, &[], &a, &params());
+    assert!(changed.is_empty(), "{texts:?}");
 }

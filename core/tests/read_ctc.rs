@@ -1,7 +1,8 @@
 //! Greedy CTC decoding and the OCR crop geometry helpers on hand-made inputs.
 
 use netron_ocr_core::read::{
-    border_mean, ctc_greedy, ctc_log_likelihood, log_softmax_rows, run_width, text_width,
+    border_mean, ctc_beam, ctc_best_path_log_prob, ctc_greedy, ctc_log_likelihood,
+    log_softmax_rows, run_width, text_width,
 };
 
 const C: usize = 4; // blank + 3 symbols
@@ -112,6 +113,11 @@ fn border_mean_counts_corners_twice() {
 
 /// Every alignment of `steps` frames over `classes` classes, collapsed: the brute-force CTC likelihood.
 fn brute_force_likelihood(log_probs: &[f32], classes: usize, target: &[usize]) -> f64 {
+    brute_force(log_probs, classes, target, false)
+}
+
+/// The brute-force sum (or, with `best`, max) over the alignments that collapse to `target`, as a log.
+fn brute_force(log_probs: &[f32], classes: usize, target: &[usize], best: bool) -> f64 {
     let steps = log_probs.len() / classes;
     let mut total = 0f64;
     let mut frame = vec![0usize; steps];
@@ -130,7 +136,11 @@ fn brute_force_likelihood(log_probs: &[f32], classes: usize, target: &[usize]) -
                 .enumerate()
                 .map(|(t, &k)| f64::from(log_probs[t * classes + k]))
                 .sum();
-            total += lp.exp();
+            total = if best {
+                total.max(lp.exp())
+            } else {
+                total + lp.exp()
+            };
         }
         let mut i = 0;
         loop {
@@ -185,4 +195,86 @@ fn log_softmax_rows_normalise_each_step() {
         assert!((s - 1.0).abs() < 1e-6);
     }
     assert!(log_softmax_rows(&[1.0, 2.0], 0).is_empty());
+}
+
+/// Every labeling reachable in `lp` (`T × C`), by enumerating the `C^T` alignments.
+fn all_labelings(lp: &[f32]) -> Vec<Vec<usize>> {
+    let steps = lp.len() / C;
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for n in 0..C.pow(steps as u32) {
+        let (mut collapsed, mut prev, mut rest) = (Vec::new(), 0, n);
+        for _ in 0..steps {
+            let k = rest % C;
+            rest /= C;
+            if k != prev && k != 0 {
+                collapsed.push(k);
+            }
+            prev = k;
+        }
+        if !out.contains(&collapsed) {
+            out.push(collapsed);
+        }
+    }
+    out
+}
+
+#[test]
+fn ctc_beam_without_pruning_is_exact_and_sorted() {
+    for seed in 0..10usize {
+        let logits: Vec<f32> = (0..5 * C)
+            .map(|i| ((i * 7919 + seed * 104729) % 17) as f32 * 0.41 - 3.0)
+            .collect();
+        let lp = log_softmax_rows(&logits, C);
+        let labelings = all_labelings(&lp);
+        let found = ctc_beam(&lp, C, 4 * labelings.len(), f32::NEG_INFINITY);
+        assert_eq!(found.len(), labelings.len(), "seed {seed}");
+        for pair in found.windows(2) {
+            assert!(pair[0].log_prob >= pair[1].log_prob, "best first");
+        }
+        for beam in &found {
+            let want = brute_force_likelihood(&lp, C, &beam.classes);
+            assert!(
+                (beam.log_prob - want).abs() < 1e-5,
+                "seed {seed} {:?}: {} vs {want}",
+                beam.classes,
+                beam.log_prob
+            );
+        }
+        let narrow = ctc_beam(&lp, C, 2, f32::NEG_INFINITY);
+        assert_eq!(narrow.len(), 2);
+    }
+}
+
+#[test]
+fn ctc_beam_keeps_a_character_spread_over_steps() {
+    // Two steps where class 1 has 0.45 and the blank 0.55: the greedy path is all blank, yet the labeling
+    // `1` has probability 1 − 0.55² ≈ 0.70.
+    let probs = [[1.0, 0.0], [0.55, 0.45], [0.55, 0.45], [1.0, 0.0]];
+    let logits: Vec<f32> = probs
+        .iter()
+        .flat_map(|&[b, one]| [b, one, 0.0, 0.0].map(|p: f64| (p.max(1e-9)).ln() as f32))
+        .collect();
+    let lp = log_softmax_rows(&logits, C);
+    assert!(ctc_greedy(&logits, C).classes.is_empty());
+    let found = ctc_beam(&lp, C, 4, -9.0);
+    assert_eq!(found[0].classes, vec![1]);
+    assert!((found[0].log_prob.exp() - (1.0 - 0.55f64.powi(2))).abs() < 1e-3);
+    assert!(found[1].classes.is_empty());
+    assert!(ctc_beam(&[], C, 4, -9.0)[0].classes.is_empty());
+}
+
+#[test]
+fn best_path_is_the_likeliest_alignment() {
+    let logits: Vec<f32> = (0..5 * C)
+        .map(|i| ((i * 7919) % 13) as f32 * 0.37 - 2.0)
+        .collect();
+    let lp = log_softmax_rows(&logits, C);
+    for target in [vec![], vec![1], vec![2, 3], vec![1, 1], vec![3, 2, 1]] {
+        let got = ctc_best_path_log_prob(&lp, C, &target);
+        let want = brute_force(&lp, C, &target, true);
+        assert!((got - want).abs() < 1e-6, "{target:?}: {got} vs {want}");
+    }
+    let greedy = ctc_greedy(&logits, C);
+    let viterbi = ctc_best_path_log_prob(&lp, C, &greedy.classes);
+    assert!((viterbi.exp() - f64::from(greedy.confidence)).abs() < 1e-5);
 }

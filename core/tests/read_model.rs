@@ -7,7 +7,8 @@ use image::RgbImage;
 use netron_ocr_core::graph::BBox;
 use netron_ocr_core::models::ModelKind;
 use netron_ocr_core::read::{
-    ctc_greedy, ocr_input, run_width, text_crop, text_input, ReadParams, TextReader,
+    ctc_best_path_log_prob, ctc_greedy, ctc_log_likelihood, ocr_input, run_width, text_crop,
+    text_input, ReadParams, TextReader,
 };
 use netron_ocr_core::vocab::Alphabet;
 use netron_ocr_core::ScanError;
@@ -92,6 +93,7 @@ fn batching_does_not_change_the_answer() {
         batch_size,
         reread_below: None,
         width_margin: None,
+        beam_width: 1,
         ..ReadParams::default()
     };
     let one = reader(once(1)).read(&img, &boxes, skew).unwrap();
@@ -153,6 +155,44 @@ fn rereading_keeps_confident_boxes_and_picks_the_likeliest_reading() {
         reread > 0,
         "no fixture text was unsure enough to be re-read"
     );
+}
+
+#[test]
+fn beam_readings_are_at_least_as_likely_as_greedy_ones() {
+    let a = Alphabet::bundled().unwrap();
+    let classes = a.classes();
+    let one_crop = |beam_width| ReadParams {
+        reread_below: None,
+        beam_width,
+        ..ReadParams::default()
+    };
+    let greedy = reader(one_crop(1));
+    let beam = reader(one_crop(4));
+    let (mut total, mut changed) = (0, 0);
+    for (name, img, boxes, _, skew) in fixture_texts() {
+        let g = greedy.read(&img, &boxes, skew).unwrap();
+        let b = beam.read(&img, &boxes, skew).unwrap();
+        for (g, b) in g.iter().zip(&b) {
+            assert_eq!(g.log_probs, b.log_probs, "{name}: the same crop");
+            let ids = |t: &str| a.encode(t).unwrap();
+            let ll = |t: &str| ctc_log_likelihood(&b.log_probs, classes, &ids(t));
+            assert!(ll(&b.text) >= ll(&g.text), "{name}: {b:?} against {g:?}");
+            total += 1;
+            if b.text == g.text {
+                assert_eq!(b.confidence, g.confidence, "{name}");
+                continue;
+            }
+            changed += 1;
+            let best_path = ctc_best_path_log_prob(&b.log_probs, classes, &ids(&b.text)).exp();
+            assert!((f64::from(b.confidence) - best_path).abs() < 1e-6, "{b:?}");
+            assert!(
+                b.confidence <= g.confidence * 1.0001,
+                "the greedy path is the likeliest"
+            );
+        }
+    }
+    println!("fixture texts: {changed} of {total} read otherwise with a beam of 4");
+    assert!(total > 100);
 }
 
 #[test]

@@ -91,25 +91,34 @@ def log_likelihoods(log_probs: torch.Tensor, candidates: list[list[int]]) -> tor
     return -loss
 
 
-def reread_decode(first: np.ndarray, extra: list[np.ndarray], alphabet: ocr.Alphabet, below: float) -> list[str]:
-    """The Rust reader's re-reading (`read::TextReader::read`, `ReadParams::reread_below`): crops whose greedy path
-    probability (product over steps of the top softmax probability) is under `below` take, among the greedy
-    readings of all their crops, the one with the highest mean CTC log-likelihood over the crops (ties: the
-    first crop's). `first` [N, T, C] and each of `extra` are the logits of the same boxes with other paddings."""
+def reread_decode(first: np.ndarray, extra: list[np.ndarray], alphabet: ocr.Alphabet, below: float,
+                  beam: int = 1) -> list[str]:
+    """The Rust reader's choice of text (`read::TextReader::read`): crops whose greedy path probability (product
+    over steps of the top softmax probability) is under `below` are also read from `extra` (`ReadParams::
+    reread_below`). A box's candidates are the greedy readings of its crops and, with `beam` > 1, the `beam` best
+    labelings of each crop's prefix beam search (`ocr.ctc_beam_ids`, `ReadParams::beam_width`); the text is the
+    candidate with the highest mean CTC log-likelihood over the box's crops (ties: the first crop's greedy
+    reading). `first` [N, T, C] and each of `extra` are the logits of the same boxes with other paddings."""
     lps = [torch.log_softmax(torch.from_numpy(np.asarray(x, np.float64)), dim=-1) for x in [first, *extra]]
     greedy = [ocr.ctc_greedy_ids(x) for x in [first, *extra]]
     confidence = torch.exp(lps[0].max(dim=-1).values.sum(dim=-1))
     out = []
     for i in range(first.shape[0]):
-        best = greedy[0][i]
+        used = lps[:1]
         if extra and confidence[i] < below:
-            cands: list[list[int]] = []
-            for g in greedy:
-                if g[i] not in cands:
-                    cands.append(g[i])
-            if len(cands) > 1:
-                mean = sum(log_likelihoods(lp[i], cands) for lp in lps) / len(lps)
-                best = cands[int(torch.argmax(mean))]
+            used = lps
+        cands: list[list[int]] = []
+        for k, lp in enumerate(used):
+            found = [greedy[k][i]]
+            if beam > 1:
+                found += [ids for ids, _ in ocr.ctc_beam_ids(lp[i].numpy(), beam)]
+            for ids in found:
+                if ids not in cands:
+                    cands.append(ids)
+        best = cands[0]
+        if len(cands) > 1:
+            mean = sum(log_likelihoods(lp[i], cands) for lp in used) / len(used)
+            best = cands[int(torch.argmax(mean))]
         out.append(alphabet.decode(best))
     return out
 
@@ -131,6 +140,9 @@ def main(argv=None) -> int:
                    help="also report the Rust reader's re-reading (with --onnx, fp32): boxes whose greedy path "
                         "probability is under this are read again with --reread-pads (core default 0.5)")
     p.add_argument("--reread-pads", type=str, default="0.3", help="comma list of paddings × box height")
+    p.add_argument("--beam", type=int, default=None,
+                   help="also report prefix beam search with this width (with --onnx, fp32; `ReadParams::beam_width`): "
+                        "each crop's text is the likeliest of its greedy reading and its beam's labelings")
     p.add_argument("--width-margin", type=int, default=None,
                    help="onnxruntime runs each crop at the Rust reader's width (`ocr.run_width` with this margin, "
                         "`ReadParams::width_margin`, off in the core by default) instead of 320 columns")
@@ -175,17 +187,27 @@ def main(argv=None) -> int:
                 m["seconds"] = round(time.time() - t1, 2)
                 m["bytes"] = path.stat().st_size
                 report[f"onnx_{variant}"] = m
-        if args.reread_below is not None:
-            t1 = time.time()
+        first = None
+        if args.reread_below is not None or args.beam:
             first = (fp32_logits if fp32_logits is not None
                      else ort_logits(args.onnx, images, width_margin=args.width_margin))
+        if args.beam:
+            t1 = time.time()
+            hyps = reread_decode(first, [], alphabet, 0.0, beam=args.beam)
+            m = ocr.text_metrics(refs, hyps, kinds, heights, sources=sources)
+            m["seconds"] = round(time.time() - t1, 2)
+            report[f"onnx_beam{args.beam}"] = m
+        if args.reread_below is not None:
+            t1 = time.time()
             extra = [ort_logits(args.onnx, cut_crops(crops, skew=not args.no_skew, pad_frac=float(pad)),
                                 width_margin=args.width_margin)
                      for pad in args.reread_pads.split(",")]
-            hyps = reread_decode(first, extra, alphabet, args.reread_below)
-            m = ocr.text_metrics(refs, hyps, kinds, heights, sources=sources)
-            m["seconds"] = round(time.time() - t1, 2)
-            report[f"onnx_reread_{args.reread_below}_{args.reread_pads}"] = m
+            for beam in sorted({1, args.beam or 1}):
+                hyps = reread_decode(first, extra, alphabet, args.reread_below, beam=beam)
+                m = ocr.text_metrics(refs, hyps, kinds, heights, sources=sources)
+                m["seconds"] = round(time.time() - t1, 2)
+                suffix = f"_beam{beam}" if beam > 1 else ""
+                report[f"onnx_reread_{args.reread_below}_{args.reread_pads}{suffix}"] = m
     print_report(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")

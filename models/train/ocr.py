@@ -134,6 +134,53 @@ def ctc_greedy_decode(logits: np.ndarray, alphabet: Alphabet) -> list[str]:
     return [alphabet.decode(ids) for ids in ctc_greedy_ids(logits)]
 
 
+def ctc_beam_ids(log_probs: np.ndarray, beam: int = 8, prune: float = -9.0) -> list[tuple[list[int], float]]:
+    """CTC prefix beam search over one crop's log-softmax rows `log_probs` [T, C] (blank 0): up to `beam`
+    labelings with their log-probability summed over every alignment the search kept, best first (ties: the
+    labeling found first). Per step only the `beam` likeliest classes with log-probability above `prune` extend
+    a prefix (the blank always counts). Twin of `read::ctc_beam` in the core, which must give the same labelings
+    in the same order."""
+    lp = np.asarray(log_probs, np.float64)
+    neg = -math.inf
+
+    def lae(a: float, b: float) -> float:
+        if a == neg:
+            return b
+        if b == neg:
+            return a
+        return max(a, b) + math.log1p(math.exp(-abs(a - b)))
+
+    beams: list[tuple[tuple[int, ...], float, float]] = [((), 0.0, neg)]  # (prefix, log p_blank, log p_nonblank)
+    for arr in lp:
+        row = arr.tolist()
+        cand = sorted((int(c) for c in np.nonzero(arr > prune)[0] if c != 0), key=lambda c: -row[c])[:max(1, beam)]
+        nxt: dict[tuple[int, ...], list[float]] = {}
+        order: list[tuple[int, ...]] = []
+
+        def slot(prefix):
+            if prefix not in nxt:
+                nxt[prefix] = [neg, neg]
+                order.append(prefix)
+            return nxt[prefix]
+
+        for prefix, pb, pnb in beams:
+            total = lae(pb, pnb)
+            s = slot(prefix)
+            s[0] = lae(s[0], total + row[0])
+            if prefix:
+                s[1] = lae(s[1], pnb + row[prefix[-1]])
+            for c in cand:
+                ext = prefix + (c,)
+                e = slot(ext)
+                src = pb if prefix and prefix[-1] == c else total
+                e[1] = lae(e[1], src + row[c])
+        scored = [(p, nxt[p][0], nxt[p][1]) for p in order if nxt[p][0] > neg or nxt[p][1] > neg]
+        # Stable sort: equal scores keep insertion order, as in the Rust twin.
+        scored.sort(key=lambda b: -lae(b[1], b[2]))
+        beams = scored[:max(1, beam)]
+    return [(list(p), float(lae(pb, pnb))) for p, pb, pnb in beams]
+
+
 def ctc_feasible(ids: list[int], steps: int = TIME_STEPS) -> bool:
     """Whether a CTC path of `steps` frames can emit `ids` (each repeat needs a blank between)."""
     repeats = sum(1 for a, b in zip(ids, ids[1:]) if a == b)

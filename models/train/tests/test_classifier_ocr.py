@@ -125,6 +125,59 @@ def test_reread_takes_the_reading_likeliest_over_both_crops(alphabet):
     assert eval_ocr.reread_decode(second, [second], alphabet, below=1.1) == ["12"]
 
 
+def _labelings_by_enumeration(lp: np.ndarray) -> dict[tuple[int, ...], float]:
+    """Every labeling of a tiny [T, C] log-softmax and its probability summed over all C^T alignments."""
+    import itertools
+
+    totals: dict[tuple[int, ...], float] = {}
+    steps, classes = lp.shape
+    for path in itertools.product(range(classes), repeat=steps):
+        ids, prev = [], 0
+        for k in path:
+            if k != prev and k != 0:
+                ids.append(k)
+            prev = k
+        p = math.exp(sum(lp[t, k] for t, k in enumerate(path)))
+        totals[tuple(ids)] = totals.get(tuple(ids), 0.0) + p
+    return totals
+
+
+def test_ctc_beam_without_pruning_finds_the_likeliest_labelings():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        logits = rng.normal(0, 2, (5, 4))
+        lp = torch.log_softmax(torch.from_numpy(logits), -1).numpy()
+        exact = _labelings_by_enumeration(lp)
+        # A beam wide enough for every prefix is exact.
+        found = ocr.ctc_beam_ids(lp, beam=len(exact) * 4, prune=-math.inf)
+        assert len(found) == len(exact)
+        for ids, logp in found:
+            assert logp == pytest.approx(math.log(exact[tuple(ids)]), abs=1e-9)
+        best = max(exact.values())
+        assert math.exp(found[0][1]) == pytest.approx(best, rel=1e-9)
+        # The scores it reports also match the CTC forward algorithm.
+        for ids, logp in found[:3]:
+            if ids:
+                assert logp == pytest.approx(eval_ocr.log_likelihoods(torch.from_numpy(lp), [ids])[0].item(), abs=1e-6)
+
+
+def test_ctc_beam_keeps_a_character_greedy_decoding_drops(alphabet):
+    c = alphabet.num_classes
+    one = alphabet.index["1"]
+    # Two steps where "1" has 0.45 and the blank 0.55: the greedy path is all blank, but "1" is likelier (0.70).
+    probs = np.full((4, c), 1e-6)
+    probs[:, 0] = 1.0
+    probs[1:3, 0], probs[1:3, one] = 0.55, 0.45
+    probs /= probs.sum(-1, keepdims=True)
+    lp = np.log(probs)
+    assert ocr.ctc_greedy_ids(lp) == [[]]
+    found = ocr.ctc_beam_ids(lp, beam=4)
+    assert found[0][0] == [one] and found[1][0] == []
+    assert math.exp(found[0][1]) == pytest.approx(1 - 0.55 ** 2, rel=1e-3)
+    assert eval_ocr.reread_decode(lp[None], [], alphabet, below=0.0, beam=4) == ["1"]
+    assert eval_ocr.reread_decode(lp[None], [], alphabet, below=0.0, beam=1) == [""]
+
+
 def test_param_budgets_and_shapes(alphabet):
     cls = classifier.build_model(dict(classifier.DEFAULT_CONFIG, num_classes=len(VOCAB)))
     rec = ocr.build_model(dict(ocr.DEFAULT_CONFIG, num_classes=alphabet.num_classes))
