@@ -101,7 +101,9 @@ pub struct TextRead {
     pub text: String,
     /// Probability of the greedy CTC path: the product over all time steps of the top softmax probability
     /// (blank steps included, so a confidently dropped or doubted character lowers it too). In `[0, 1]`.
-    /// With re-reading, the highest such probability among the crops whose greedy reading is `text`.
+    /// With re-reading, the highest such probability among the crops whose greedy reading is `text`; for a
+    /// text that only the beam search found ([`ReadParams::beam_width`]), the probability of its likeliest
+    /// alignment in the crop that found it.
     pub confidence: f32,
     /// The first crop's log-softmax per time step, `time_steps × classes` row-major: what rescoring another
     /// text against this crop needs ([`ctc_log_likelihood`]).

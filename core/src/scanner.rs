@@ -692,7 +692,9 @@ impl Scanner {
                 .filter(|((_, r), _)| r.confidence >= self.params.min_weight_confidence)
                 .filter_map(|((b, _), text)| weights::parse_row(text, Some(*b)))
                 .collect();
-            found.nodes[k].weights = weights;
+            if let Some(node) = found.nodes.get_mut(k) {
+                node.weights = weights;
+            }
         }
         let elements = found.nodes.len() + found.inputs.len() + found.outputs.len();
         if elements < self.params.min_elements && edge_result.edges.is_empty() {
