@@ -245,7 +245,7 @@ pub fn node_labels(edges: &[RecoveredEdge], node: usize) -> (Vec<usize>, Vec<usi
 pub fn agree_rows(
     op: &str,
     texts: &mut [String],
-    reads: &[&TextRead],
+    reads: &[TextRead],
     incoming: &[(&str, &TextRead)],
     outgoing: &[(&str, &TextRead)],
     alphabet: &Alphabet,
@@ -253,13 +253,13 @@ pub fn agree_rows(
 ) -> Vec<usize> {
     let equal = EQUAL_ROW_SHAPES.contains(&op);
     let channels = CHANNEL_ROWS.iter().find(|c| c.0 == op);
-    if !equal && op != "Conv" {
+    if !equal && channels.is_none() {
         return Vec::new();
     }
     // (text before the value, value, text after it, reading); the rows' voters first.
     let mut voters: Vec<(String, String, String, &TextRead)> = Vec::new();
     let mut rows: Vec<usize> = Vec::new();
-    for (i, (text, &read)) in texts.iter().zip(reads).enumerate() {
+    for (i, (text, read)) in texts.iter().zip(reads).enumerate() {
         let Some((name, dims)) = text.split_once('〈') else {
             continue;
         };

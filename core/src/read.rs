@@ -479,9 +479,9 @@ pub struct CtcBeam {
 /// CTC prefix beam search over one crop's log-softmax rows `log_probs` (`T × classes` row-major, blank 0): the
 /// `beam` (at least 1) likeliest labelings after the last step, best first, ties in the order they were first
 /// reached. At each step a prefix is extended only by the `beam` likeliest non-blank classes whose
-/// log-probability is above `prune`. Unlike [`ctc_greedy`], which follows the single likeliest alignment, it sums a labeling over its
-/// alignments, so a character whose probability is spread over several steps (each below the blank's) is
-/// kept. Reference twin: `train/ocr.py::ctc_beam_ids`. Empty input: the empty labeling with log-probability 0.
+/// log-probability is above `prune`. Unlike [`ctc_greedy`], which follows the single likeliest alignment, it
+/// sums a labeling over its alignments, so a character whose probability is spread over several steps (each
+/// below the blank's) is kept. Reference twin: `train/ocr.py::ctc_beam_ids`. Empty input: the empty labeling with log-probability 0.
 pub fn ctc_beam(log_probs: &[f32], classes: usize, beam: usize, prune: f32) -> Vec<CtcBeam> {
     // (prefix, log P(prefix, last step blank), log P(prefix, last step its last class))
     let mut beams: Vec<(Vec<usize>, f64, f64)> = vec![(Vec::new(), 0.0, f64::NEG_INFINITY)];

@@ -584,12 +584,12 @@ impl Scanner {
         let (label_texts, rest) = texts.split_at(labels.len().min(texts.len()));
         let (input_texts, rest) = rest.split_at(inputs.len().min(rest.len()));
         let (output_texts, mut row_texts) = rest.split_at(outputs.len().min(rest.len()));
-        // Each card's row texts and readings; parsed into weights once the labels are final (row consensus).
-        let mut card_rows: Vec<(Vec<String>, &[TextRead])> = Vec::with_capacity(row_boxes.len());
+        // Each card's row readings; parsed into weights once the labels are final (row consensus).
+        let mut card_rows: Vec<&[TextRead]> = Vec::with_capacity(row_boxes.len());
         for rows in &row_boxes {
             let (mine, later) = row_texts.split_at(rows.len().min(row_texts.len()));
             row_texts = later;
-            card_rows.push((mine.iter().map(|r| r.text.clone()).collect(), mine));
+            card_rows.push(mine);
         }
         let mut found_labels: Vec<LabelDetection> = labels
             .iter()
@@ -661,7 +661,8 @@ impl Scanner {
             &self.params.edges,
         )?;
         let consensus_changed = self.agree_labels(&mut found, &label_reads, &edge_result.edges);
-        for (k, (mut row_strings, reads)) in card_rows.into_iter().enumerate() {
+        for (k, reads) in card_rows.into_iter().enumerate() {
+            let mut row_strings: Vec<String> = reads.iter().map(|r| r.text.clone()).collect();
             let op = ops.get(k).and_then(|p| p.op.as_deref());
             if let Some(op) = op.filter(|_| self.params.consensus.weight_rows) {
                 let (into, out_of) = consensus::node_labels(&edge_result.edges, k);
@@ -673,12 +674,11 @@ impl Scanner {
                         .collect()
                 };
                 let (into, out_of) = (voters(&into), voters(&out_of));
-                let row_reads: Vec<&TextRead> = reads.iter().collect();
                 let (alphabet, params) = (self.reader.alphabet(), &self.params.consensus);
                 consensus::agree_rows(
                     op,
                     &mut row_strings,
-                    &row_reads,
+                    reads,
                     &into,
                     &out_of,
                     alphabet,

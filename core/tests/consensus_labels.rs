@@ -217,7 +217,7 @@ fn a_weight_row_takes_the_dims_of_its_twins_and_keeps_its_name() {
     let changed = agree_rows(
         "BatchNormalization",
         &mut texts,
-        &[&scale, &bias, &var],
+        &[scale.clone(), bias.clone(), var.clone()],
         &[],
         &[],
         &a,
@@ -236,7 +236,7 @@ fn rows_without_dims_neither_vote_nor_change_and_clear_rows_keep_theirs() {
     assert!(agree_rows(
         "Slice",
         &mut texts,
-        &[&attr, &bias],
+        &[attr.clone(), bias.clone()],
         &[],
         &[],
         &a,
@@ -251,7 +251,7 @@ fn rows_without_dims_neither_vote_nor_change_and_clear_rows_keep_theirs() {
     assert!(agree_rows(
         "LayerNormalization",
         &mut texts,
-        &[&w, &r],
+        &[w.clone(), r.clone()],
         &[],
         &[],
         &a,
@@ -268,7 +268,15 @@ fn a_conv_bias_and_the_first_weight_dim_agree_and_other_operators_are_left_alone
     let b = reading(&a, "B〈64〉", &[(3, 9.0)]);
     assert_eq!(b.text, "B〈6〉");
     let mut texts = vec![w.text.clone(), b.text.clone()];
-    let changed = agree_rows("Conv", &mut texts, &[&w, &b], &[], &[], &a, &params());
+    let changed = agree_rows(
+        "Conv",
+        &mut texts,
+        &[w.clone(), b.clone()],
+        &[],
+        &[],
+        &a,
+        &params(),
+    );
     assert_eq!(changed, vec![1]);
     assert_eq!(texts, vec!["W〈64×3×7×7〉", "B〈64〉"]);
     // The doubt on the weight row's first dim instead: the bias corrects it, the rest of its dims stay.
@@ -277,12 +285,29 @@ fn a_conv_bias_and_the_first_weight_dim_agree_and_other_operators_are_left_alone
     assert_eq!(w.text, "W〈6×3×7×7〉");
     let mut texts = vec![w.text.clone(), b.text.clone()];
     assert_eq!(
-        agree_rows("Conv", &mut texts, &[&w, &b], &[], &[], &a, &params()),
+        agree_rows(
+            "Conv",
+            &mut texts,
+            &[w.clone(), b.clone()],
+            &[],
+            &[],
+            &a,
+            &params()
+        ),
         vec![0]
     );
     assert_eq!(texts[0], "W〈64×3×7×7〉");
     let mut texts = vec![w.text.clone(), b.text.clone()];
-    assert!(agree_rows("Gemm", &mut texts, &[&w, &b], &[], &[], &a, &params()).is_empty());
+    assert!(agree_rows(
+        "Gemm",
+        &mut texts,
+        &[w.clone(), b.clone()],
+        &[],
+        &[],
+        &a,
+        &params()
+    )
+    .is_empty());
     assert_eq!(texts[0], "W〈6×3×7×7〉");
 }
 
@@ -301,7 +326,7 @@ fn the_labels_of_a_batch_norm_vote_with_their_channels_but_do_not_change() {
     let outs = [(output.text.as_str(), &output)];
     // Alone, the two rows agree on their wrong reading.
     let mut texts = vec![scale.text.clone(), bias.text.clone()];
-    let reads = [&scale, &bias];
+    let reads = [scale.clone(), bias.clone()];
     let alone = agree_rows(
         "BatchNormalization",
         &mut texts,
@@ -327,6 +352,14 @@ fn the_labels_of_a_batch_norm_vote_with_their_channels_but_do_not_change() {
     let w = reading(&a, "W〈32×64×3×3〉", &[]);
     let b = reading(&a, "B〈32〉", &[]);
     let mut texts = vec![w.text.clone(), b.text.clone()];
-    let changed = agree_rows("Conv", &mut texts, &[&w, &b], &labels, &[], &a, &params());
+    let changed = agree_rows(
+        "Conv",
+        &mut texts,
+        &[w.clone(), b.clone()],
+        &labels,
+        &[],
+        &a,
+        &params(),
+    );
     assert!(changed.is_empty(), "{texts:?}");
 }
