@@ -110,6 +110,10 @@ pub struct Args {
     /// (measures what `ConsensusParams::weight_rows` adds).
     #[arg(long)]
     no_row_consensus: bool,
+    /// Place each card's weight rows below the median header height of its N nearest cards (1: its own; default:
+    /// the scanner's, `ScanParams::row_header_neighbours`).
+    #[arg(long, value_name = "N")]
+    row_header_neighbours: Option<usize>,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -293,6 +297,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.no_row_consensus {
         params.consensus.weight_rows = false;
+    }
+    if let Some(n) = args.row_header_neighbours {
+        params.row_header_neighbours = Some(n);
     }
     if let Some(n) = args.beam {
         params.read.beam_width = n;

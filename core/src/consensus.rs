@@ -192,10 +192,14 @@ pub fn agree(
             .filter_map(|&k| reads.get(k).copied().flatten().map(|r| (k, r)))
             .filter(|(_, r)| !r.log_probs.is_empty())
             .collect();
-        let values: Vec<String> = voters.iter().map(|&(k, _)| texts[k].clone()).collect();
+        let values: Vec<Option<String>> = voters
+            .iter()
+            .map(|&(k, _)| Some(texts[k].clone()))
+            .collect();
         let voter_reads: Vec<&TextRead> = voters.iter().map(|&(_, r)| r).collect();
-        let render = |_: usize, v: &str| v.to_owned();
-        for (j, value) in agree_values(&values, &voter_reads, render, alphabet, params) {
+        let render = |_: usize, v: &str| Some(v.to_owned());
+        let own = |j: usize| texts[voters[j].0].clone();
+        for (j, value) in agree_values(&values, &voter_reads, render, own, alphabet, params) {
             texts[voters[j].0] = value;
             changed.push(voters[j].0);
         }
@@ -232,16 +236,184 @@ pub fn node_labels(edges: &[RecoveredEdge], node: usize) -> (Vec<usize>, Vec<usi
     (incoming.collect(), outgoing.collect())
 }
 
-/// The weight rows of one card read together, where the ONNX specification ties their shapes: for an
-/// [`EQUAL_ROW_SHAPES`] operator every row that reads as `name〈dims〉` votes with its dims; for a `Conv`, the
-/// `W〈M×C×kH×kW〉` row votes with its first dim and the `B〈M〉` row with its dims (both are the output
-/// channels `M`, grouped or not). For a [`CHANNEL_ROWS`] operator the tensor labels of its edges also vote
-/// with their dim 1 (`incoming` and `outgoing`: each label's text and reading; the incoming ones only where the
-/// input shares the channels), but never change. `texts[i]` is row `i`'s text and `reads[i]` its OCR reading.
-/// The candidates are the values read, each scored on a voter as its text with the candidate in place of its
-/// own value, and the choice and the [`ConsensusParams::max_loss_nats`] rule are those of [`agree`]; a row
-/// keeps its name and the rest of its dims. Other operators: nothing changes. Returns the indices of the rows
-/// whose text changed.
+/// Recurrent operators and their gate count `G`: `W〈D×G·H×I〉`, `R〈D×G·H×H〉`, `B〈D×2G·H〉`, `P〈D×3H〉` (D
+/// directions, H hidden units); outputs `Y〈T×D×N×H〉`, `Y_h`, `Y_c〈D×N×H〉`.
+pub const RECURRENT_GATES: &[(&str, u64)] = &[("LSTM", 4), ("GRU", 3), ("RNN", 1)];
+
+/// Where a tied value shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Source {
+    /// Weight rows of this name (`None`: every row with dims).
+    Row(Option<&'static str>),
+    /// Shape labels of the card's incoming or outgoing edges: they vote, never change.
+    Incoming,
+    Outgoing,
+}
+
+/// Which dims of a text show the value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dims {
+    /// All of them, as one text (`64`, `4×768`).
+    All,
+    At(usize),
+    Last,
+}
+
+/// One place of a tie: texts from `source` with `min_rank..=max_rank` dims show `factor` × the tied value at
+/// `dims`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Slot {
+    source: Source,
+    min_rank: usize,
+    max_rank: usize,
+    dims: Dims,
+    factor: u64,
+}
+
+const fn slot(source: Source, ranks: (usize, usize), dims: Dims, factor: u64) -> Slot {
+    Slot {
+        source,
+        min_rank: ranks.0,
+        max_rank: ranks.1,
+        dims,
+        factor,
+    }
+}
+
+const ANY_RANK: (usize, usize) = (1, usize::MAX);
+const AT_LEAST_2: (usize, usize) = (2, usize::MAX);
+
+/// The dims text of a weight row `name〈dims〉` (closing bracket optional), with its name.
+fn row_dims(text: &str) -> Option<(&str, &str)> {
+    let (name, dims) = text.split_once('〈')?;
+    Some((name, dims.strip_suffix('〉').unwrap_or(dims)))
+}
+
+/// The ties of an operator's card: each a list of slots that show one value. `rows` are the card's row texts
+/// (a `Gemm`'s `B〈K×N〉` or `B〈N×K〉` is told apart by the dims it shares with `C〈N〉` and the labels).
+fn ties(
+    op: &str,
+    rows: &[String],
+    incoming: &[(&str, &TextRead)],
+    outgoing: &[(&str, &TextRead)],
+) -> Vec<Vec<Slot>> {
+    use Dims::{All, At, Last};
+    use Source::{Incoming, Outgoing, Row};
+    let mut out = Vec::new();
+    if EQUAL_ROW_SHAPES.contains(&op) {
+        let mut tie = vec![slot(Row(None), ANY_RANK, All, 1)];
+        if CHANNEL_ROWS.contains(&(op, true)) {
+            tie.push(slot(Incoming, AT_LEAST_2, At(1), 1));
+            tie.push(slot(Outgoing, AT_LEAST_2, At(1), 1));
+        }
+        out.push(tie);
+    } else if op == "Conv" {
+        out.push(vec![
+            slot(Row(Some("W")), AT_LEAST_2, At(0), 1),
+            slot(Row(Some("B")), (1, 1), All, 1),
+            slot(Outgoing, AT_LEAST_2, At(1), 1),
+        ]);
+    } else if let Some(&(_, g)) = RECURRENT_GATES.iter().find(|r| r.0 == op) {
+        out.push(vec![
+            slot(Row(Some("W")), (3, 3), At(0), 1),
+            slot(Row(Some("R")), (3, 3), At(0), 1),
+            slot(Row(Some("B")), (2, 2), At(0), 1),
+            slot(Row(Some("P")), (2, 2), At(0), 1),
+            slot(Outgoing, (4, 4), At(1), 1),
+            slot(Outgoing, (3, 3), At(0), 1),
+        ]);
+        out.push(vec![
+            slot(Row(Some("W")), (3, 3), At(1), g),
+            slot(Row(Some("R")), (3, 3), At(1), g),
+            slot(Row(Some("R")), (3, 3), At(2), 1),
+            slot(Row(Some("B")), (2, 2), At(1), 2 * g),
+            slot(Row(Some("P")), (2, 2), At(1), 3),
+            slot(Outgoing, (4, 4), At(3), 1),
+            slot(Outgoing, (3, 3), At(2), 1),
+        ]);
+    } else if op == "MatMul" {
+        out.push(vec![
+            slot(Row(Some("B")), (2, 2), At(1), 1),
+            slot(Outgoing, ANY_RANK, Last, 1),
+        ]);
+        out.push(vec![
+            slot(Row(Some("B")), (2, 2), At(0), 1),
+            slot(Incoming, ANY_RANK, Last, 1),
+        ]);
+    } else if op == "ConvTranspose" {
+        out.push(vec![
+            slot(Row(Some("W")), AT_LEAST_2, At(1), 1),
+            slot(Row(Some("B")), (1, 1), All, 1),
+            slot(Outgoing, AT_LEAST_2, At(1), 1),
+        ]);
+        out.push(vec![
+            slot(Row(Some("W")), AT_LEAST_2, At(0), 1),
+            slot(Incoming, AT_LEAST_2, At(1), 1),
+        ]);
+    } else if op == "Gemm" {
+        let mut n = vec![
+            slot(Row(Some("C")), (1, 1), All, 1),
+            slot(Outgoing, (2, 2), At(1), 1),
+        ];
+        let mut k = vec![slot(Incoming, (2, 2), At(1), 1)];
+        if let Some(trans_b) = gemm_trans_b(rows, incoming, outgoing) {
+            let (bn, bk) = if trans_b { (0, 1) } else { (1, 0) };
+            n.push(slot(Row(Some("B")), (2, 2), At(bn), 1));
+            k.push(slot(Row(Some("B")), (2, 2), At(bk), 1));
+        }
+        out.push(n);
+        out.push(k);
+    }
+    out
+}
+
+/// Whether a `Gemm` card's `B` row reads as `N×K` (`transB`, `Some(true)`) or `K×N`: the orientation in which
+/// more of its dims equal `C〈N〉`'s and the labels' (`N` is the output's dim 1, `K` the input's); `None` on a
+/// tie or without a two-dim `B`.
+fn gemm_trans_b(
+    rows: &[String],
+    incoming: &[(&str, &TextRead)],
+    outgoing: &[(&str, &TextRead)],
+) -> Option<bool> {
+    let b = rows
+        .iter()
+        .filter_map(|t| row_dims(t))
+        .find(|(name, _)| name.trim() == "B")?
+        .1;
+    let (b0, b1) = b.split_once('×').filter(|(_, rest)| !rest.contains('×'))?;
+    let dim1 = |text: &str| text.split('×').nth(1).map(str::to_owned);
+    let c = rows
+        .iter()
+        .filter_map(|t| row_dims(t))
+        .find(|(name, _)| name.trim() == "C")
+        .map(|(_, d)| d.to_owned());
+    let ns: Vec<String> = c
+        .into_iter()
+        .chain(outgoing.iter().filter_map(|(t, _)| dim1(t)))
+        .collect();
+    let ks: Vec<String> = incoming.iter().filter_map(|(t, _)| dim1(t)).collect();
+    let support = |n: &str, k: &str| {
+        ns.iter().filter(|v| *v == n).count() + ks.iter().filter(|v| *v == k).count()
+    };
+    let (t, f) = (support(b0, b1), support(b1, b0));
+    (t != f).then_some(t > f)
+}
+
+/// The weight rows of one card read together, where the ONNX specification ties their shapes ([`ties`]):
+/// - [`EQUAL_ROW_SHAPES`]: every row that reads as `name〈dims〉` votes with its dims;
+/// - `Conv`: `W〈M×C×kH×kW〉`'s first dim and `B〈M〉` (the output channels `M`, grouped or not);
+/// - [`RECURRENT_GATES`]: the directions `D` (the first dim of `W`, `R`, `B`, `P`) and the hidden size `H` (`W`'s
+///   and `R`'s dim 1 as `G·H`, `R`'s dim 2, `B`'s dim 1 as `2G·H`, `P`'s as `3H`);
+/// - `MatMul` with a `B〈K×N〉` row, `ConvTranspose` (`W〈C×M×…〉`, `B〈M〉`, one group), `Gemm` (`B`, `C〈N〉`; `B`
+///   only where its orientation shows, [`gemm_trans_b`]).
+///
+/// The tensor labels of the card's edges vote too where the operator fixes their dims (a [`CHANNEL_ROWS`]
+/// operator's channels, a recurrent output's `D` and `H`, a `MatMul`'s last dims, a `Gemm`'s `N` and `K`), but
+/// never change (`incoming` and `outgoing`: each label's text and reading). `texts[i]` is row `i`'s text and
+/// `reads[i]` its OCR reading. In each tie the candidates are the values read, each scored on a voter as its
+/// text with the candidate (times the voter's factor) in place of its own value, and the choice and the
+/// [`ConsensusParams::max_loss_nats`] rule are those of [`agree`]; a row keeps its name and the rest of its
+/// dims. Other operators: nothing changes. Returns the indices of the rows whose text changed.
 pub fn agree_rows(
     op: &str,
     texts: &mut [String],
@@ -251,78 +423,135 @@ pub fn agree_rows(
     alphabet: &Alphabet,
     params: &ConsensusParams,
 ) -> Vec<usize> {
-    let equal = EQUAL_ROW_SHAPES.contains(&op);
-    let channels = CHANNEL_ROWS.iter().find(|c| c.0 == op);
-    if !equal && channels.is_none() {
-        return Vec::new();
-    }
-    // (text before the value, value, text after it, reading); the rows' voters first.
-    let mut voters: Vec<(String, String, String, &TextRead)> = Vec::new();
-    let mut rows: Vec<usize> = Vec::new();
-    for (i, (text, read)) in texts.iter().zip(reads).enumerate() {
-        let Some((name, dims)) = text.split_once('〈') else {
-            continue;
-        };
-        if read.log_probs.is_empty() {
-            continue;
-        }
-        let dims = dims.strip_suffix('〉').unwrap_or(dims);
-        let before = format!("{name}〈");
-        if equal || (name.trim() == "B" && !dims.contains('×')) {
-            voters.push((before, dims.to_owned(), "〉".to_owned(), read));
-            rows.push(i);
-        } else if name.trim() == "W" {
-            if let Some((first, rest)) = dims.split_once('×') {
-                voters.push((before, first.to_owned(), format!("×{rest}〉"), read));
-                rows.push(i);
-            }
-        }
-    }
-    if let Some(&(_, with_inputs)) = channels {
-        let inputs = incoming.iter().filter(|_| with_inputs);
-        for &(text, read) in inputs.chain(outgoing) {
-            let mut dims = text.splitn(3, '×');
-            let (Some(first), Some(channel)) = (dims.next(), dims.next()) else {
+    let mut changed = Vec::new();
+    for tie in ties(op, texts, incoming, outgoing) {
+        // (text before the value, value, text after it, factor, reading); the rows' voters first.
+        let mut voters: Vec<(String, String, String, u64, &TextRead)> = Vec::new();
+        let mut rows: Vec<(usize, Slot)> = Vec::new();
+        for (i, (text, read)) in texts.iter().zip(reads).enumerate() {
+            let Some((name, dims)) = row_dims(text) else {
                 continue;
             };
+            if read.log_probs.is_empty() {
+                continue;
+            }
+            let named = |s: &Slot| match s.source {
+                Source::Row(None) => true,
+                Source::Row(Some(n)) => name.trim() == n,
+                _ => false,
+            };
+            for s in tie.iter().filter(|s| named(s)) {
+                if let Some((before, value, after)) = split_at_slot(dims, s) {
+                    voters.push((
+                        format!("{name}〈{before}"),
+                        value,
+                        format!("{after}〉"),
+                        s.factor,
+                        read,
+                    ));
+                    rows.push((i, *s));
+                }
+            }
+        }
+        let labels = tie.iter().flat_map(|s| {
+            let texts = match s.source {
+                Source::Incoming => incoming,
+                Source::Outgoing => outgoing,
+                Source::Row(_) => &[],
+            };
+            texts.iter().map(move |l| (s, l))
+        });
+        for (s, &(text, read)) in labels {
             if read.log_probs.is_empty() || crate::graph::parse_shape_text(text).is_none() {
                 continue;
             }
-            let after = dims.next().map_or(String::new(), |rest| format!("×{rest}"));
-            voters.push((format!("{first}×"), channel.to_owned(), after, read));
+            if let Some((before, value, after)) = split_at_slot(text, s) {
+                voters.push((before, value, after, s.factor, read));
+            }
         }
-    }
-    let values: Vec<String> = voters.iter().map(|v| v.1.clone()).collect();
-    let voter_reads: Vec<&TextRead> = voters.iter().map(|v| v.3).collect();
-    let render = |j: usize, v: &str| format!("{}{v}{}", voters[j].0, voters[j].2);
-    let agreed = agree_values(&values, &voter_reads, render, alphabet, params);
-    let mut changed = Vec::with_capacity(agreed.len());
-    for (j, value) in agreed {
-        if let Some(&i) = rows.get(j) {
-            texts[i] = render(j, &value);
-            changed.push(i);
+        let proposals: Vec<Option<String>> = voters.iter().map(|v| base_value(&v.1, v.3)).collect();
+        let voter_reads: Vec<&TextRead> = voters.iter().map(|v| v.4).collect();
+        let render = |j: usize, v: &str| -> Option<String> {
+            let (before, _, after, factor, _) = &voters[j];
+            Some(format!("{before}{}{after}", shown_value(v, *factor)?))
+        };
+        let own = |j: usize| format!("{}{}{}", voters[j].0, voters[j].1, voters[j].2);
+        let agreed = agree_values(&proposals, &voter_reads, render, own, alphabet, params);
+        // A row may hold two slots of one tie (`R`'s dims 1 and 2): each puts the winner in its own dim of
+        // the row's current text.
+        for (j, value) in agreed {
+            let (Some(&(i, s)), Some(shown)) = (rows.get(j), shown_value(&value, voters[j].3))
+            else {
+                continue;
+            };
+            let Some((name, dims)) = row_dims(&texts[i]) else {
+                continue;
+            };
+            if let Some((before, _, after)) = split_at_slot(dims, &s) {
+                texts[i] = format!("{name}〈{before}{shown}{after}〉");
+                changed.push(i);
+            }
         }
     }
     changed.sort_unstable();
+    changed.dedup();
     changed
 }
 
-/// The choice shared by [`agree`] and [`agree_rows`]: voter `j` holds value `values[j]` and reading `reads[j]`,
-/// and `render(j, v)` is the text voter `j` would show with value `v`. The candidates are the distinct values
-/// whose texts the alphabet spells for every voter; the value with the highest sum over the voters of
-/// [`TextRead::log_likelihood`] of its text wins (the first on ties). Returns `(j, winner)` for each voter
-/// whose value differs and whose own reading finds the winner's text at most
-/// [`ConsensusParams::max_loss_nats`] less likely than its own value's.
+/// `dims` (a row's dims text, or a label's shape text) split around the value of slot `s`: (before, value,
+/// after); `None` when its rank is out of the slot's range.
+fn split_at_slot(dims: &str, s: &Slot) -> Option<(String, String, String)> {
+    let parts: Vec<&str> = dims.split('×').collect();
+    if parts.len() < s.min_rank || parts.len() > s.max_rank {
+        return None;
+    }
+    let at = match s.dims {
+        Dims::All => return Some((String::new(), dims.to_owned(), String::new())),
+        Dims::At(i) => i,
+        Dims::Last => parts.len() - 1,
+    };
+    let value = parts.get(at)?;
+    let before: String = parts[..at].iter().map(|p| format!("{p}×")).collect();
+    let after: String = parts[at + 1..].iter().map(|p| format!("×{p}")).collect();
+    Some((before, (*value).to_owned(), after))
+}
+
+/// What a slot with `factor` shows for the tied value `v`: `v` itself, or `factor` × `v` (`None` when `v` is not
+/// a number).
+fn shown_value(v: &str, factor: u64) -> Option<String> {
+    if factor == 1 {
+        return Some(v.to_owned());
+    }
+    Some(v.parse::<u64>().ok()?.checked_mul(factor)?.to_string())
+}
+
+/// The tied value a voter shows as `value` with `factor`: `value` itself, or its quotient when it is a multiple.
+fn base_value(value: &str, factor: u64) -> Option<String> {
+    if factor == 1 {
+        return Some(value.to_owned());
+    }
+    let v: u64 = value.parse().ok()?;
+    (v.is_multiple_of(factor) && v > 0).then(|| (v / factor).to_string())
+}
+
+/// The choice shared by [`agree`] and [`agree_rows`]: voter `j` proposes the value `values[j]` (`None`: none),
+/// has reading `reads[j]` and shows the text `own(j)`; `render(j, v)` is the text it would show with value `v`
+/// (`None`: it cannot). The candidates are the distinct proposed values; the value whose texts have the
+/// highest sum over the voters of [`TextRead::log_likelihood`] wins (the first on ties; a text the alphabet
+/// cannot spell scores `−∞`). Returns `(j, winner)` for each voter whose text with the winner differs from its
+/// own and whose own reading finds that text at most [`ConsensusParams::max_loss_nats`] less likely than its
+/// own.
 fn agree_values(
-    values: &[String],
+    values: &[Option<String>],
     reads: &[&TextRead],
-    render: impl Fn(usize, &str) -> String,
+    render: impl Fn(usize, &str) -> Option<String>,
+    own: impl Fn(usize) -> String,
     alphabet: &Alphabet,
     params: &ConsensusParams,
 ) -> Vec<(usize, String)> {
     let classes = alphabet.classes();
     let mut candidates: Vec<&String> = Vec::new();
-    for v in values {
+    for v in values.iter().flatten() {
         if !candidates.contains(&v) {
             candidates.push(v);
         }
@@ -330,15 +559,16 @@ fn agree_values(
     if candidates.len() < 2 {
         return Vec::new();
     }
+    let score = |j: usize, text: Option<&str>| match text.and_then(|t| alphabet.encode(t)) {
+        Some(target) => reads[j].log_likelihood(classes, &target),
+        None => f64::NEG_INFINITY,
+    };
     // scores[c][j]: log-likelihood of candidate c's text under voter j's crops.
     let scores: Vec<Vec<f64>> = candidates
         .iter()
         .map(|c| {
             (0..values.len())
-                .map(|j| match alphabet.encode(&render(j, c)) {
-                    Some(target) => reads[j].log_likelihood(classes, &target),
-                    None => f64::NEG_INFINITY,
-                })
+                .map(|j| score(j, render(j, c).as_deref()))
                 .collect()
         })
         .collect();
@@ -357,15 +587,22 @@ fn agree_values(
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (j, v) in values.iter().enumerate() {
-        if v == candidates[best] {
+    for j in 0..values.len() {
+        let Some(text) = render(j, candidates[best]) else {
+            continue;
+        };
+        let mine = own(j);
+        if text == mine {
             continue;
         }
-        let own = candidates
-            .iter()
-            .position(|c| *c == v)
-            .map_or(f64::NEG_INFINITY, |c| scores[c][j]);
-        if own - scores[best][j] <= params.max_loss_nats {
+        let own_score = match values[j]
+            .as_ref()
+            .and_then(|v| candidates.iter().position(|c| *c == v))
+        {
+            Some(c) => scores[c][j],
+            None => score(j, Some(&mine)),
+        };
+        if own_score - scores[best][j] <= params.max_loss_nats {
             out.push((j, candidates[best].clone()));
         }
     }

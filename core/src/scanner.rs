@@ -14,7 +14,8 @@
 //!    mode the title names the operator, [`ScanParams::read_titles_below`]);
 //! 5. OCR ([`crate::read`]) of tensor labels and the cards' weight rows ([`crate::weights`],
 //!    [`ScanParams::read_weights`], placed below the header edge seen in the image,
-//!    [`ScanParams::snap_headers`]) in one batched run, input and output pills in another; unsure texts are
+//!    [`ScanParams::snap_headers`], and spaced by the zoom of neighbouring cards,
+//!    [`ScanParams::row_header_neighbours`]) in one batched run, input and output pills in another; unsure texts are
 //!    read again from a second crop ([`crate::read::ReadParams::reread_below`],
 //!    [`ScanParams::port_reread_pads`] for the pills); a pill that reads as a
 //!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
@@ -124,6 +125,14 @@ pub struct ScanParams {
     pub read_weights: bool,
     /// At most this many rows per card (default 16).
     pub max_weight_rows: usize,
+    /// Space each card's rows by the zoom of the median header of its this many nearest cards
+    /// ([`weights::shared_headers`]) instead of its own header's, and start them below the header edge seen in
+    /// the image where [`ScanParams::snap_headers`] found one, else below that shared header. `None` (or 1):
+    /// each card its own header. Default 12: on the development split (`v1-s1` held-out scenes 1009–2329, 266
+    /// images) weight-row recall / precision (photos; screenshots) were 0.533 / 0.748; 0.692 / 0.829 with each
+    /// card's own header and 0.551 / 0.766; 0.724 / 0.864 with 12 cards (16: 0.548 / 0.765; 0.731 / 0.854), no
+    /// other figure moving (`models/METRICS.md`, session 15).
+    pub row_header_neighbours: Option<usize>,
     /// A row whose OCR confidence ([`TextRead::confidence`]) is under this is left out. Default 0.05: on the
     /// development split (`v1-s1` held-out scenes 1009–2329, 266 images, session-7 models) weight-row recall /
     /// precision were 0.533 / 0.494 at 0, 0.484 / 0.734 at 0.05, 0.234 / 0.731 at 0.3: most dropped rows are
@@ -162,6 +171,7 @@ impl Default for ScanParams {
             shape_text_ports_are_labels: true,
             read_weights: true,
             max_weight_rows: 16,
+            row_header_neighbours: Some(12),
             min_weight_confidence: 0.05,
             weight_trim_fraction: 0.35,
             consensus: ConsensusParams::default(),
@@ -555,7 +565,8 @@ impl Scanner {
         timings.read = ms(t);
 
         let t = Instant::now();
-        let row_boxes = self.weight_row_boxes(image, &node_boxes[..cards], &headers, skew);
+        let row_boxes =
+            self.weight_row_boxes(image, &node_boxes[..cards], &title_boxes, &headers, skew);
         // Pills are read apart from labels and rows: they re-read from other paddings.
         let port_boxes: Vec<BBox> = input_boxes.iter().chain(&output_boxes).copied().collect();
         let other_boxes: Vec<BBox> = label_boxes
@@ -729,23 +740,44 @@ impl Scanner {
         })
     }
 
-    /// The weight-row boxes of each card (`cards[k]` with title box `titles[k]`), each trimmed to its ink
+    /// The weight-row boxes of each card (`cards[k]` with the title box estimated from the lattice `titles[k]`
+    /// and the one snapped to the header edge `headers[k]`), each trimmed to its ink
     /// ([`weights::RowRect::trim`]), or nothing when [`ScanParams::read_weights`] is off.
     fn weight_row_boxes(
         &self,
         image: &RgbImage,
         cards: &[BBox],
         titles: &[BBox],
+        headers: &[BBox],
         skew: f64,
     ) -> Vec<Vec<BBox>> {
         if !self.params.read_weights {
             return Vec::new();
         }
+        let max_rows = self.params.max_weight_rows;
+        let shared = self
+            .params
+            .row_header_neighbours
+            .map(|k| weights::shared_headers(cards, headers, skew, k));
         cards
             .iter()
-            .zip(titles)
-            .map(|(card, title)| {
-                weights::row_rects(card, title, skew, self.params.max_weight_rows)
+            .enumerate()
+            .map(|(i, card)| {
+                let rects = match &shared {
+                    // The rows start below the header edge seen in the image where the snap found one, else
+                    // below the shared header; either way they are spaced by the shared zoom.
+                    Some(shared) => {
+                        let zoom = weights::title_zoom(card, &shared[i], skew);
+                        let anchor = if headers[i] != titles[i] {
+                            &headers[i]
+                        } else {
+                            &shared[i]
+                        };
+                        weights::row_rects_zoomed(card, anchor, zoom, skew, max_rows)
+                    }
+                    None => weights::row_rects(card, &headers[i], skew, max_rows),
+                };
+                rects
                     .into_iter()
                     .map(|r| r.trim(image, self.params.weight_trim_fraction).bbox())
                     .collect()

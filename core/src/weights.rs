@@ -5,8 +5,10 @@
 //! the header and starts `6z` from the card's left edge, and the card ends `6z` below its last row (measured on
 //! 300 `v1-s1` screenshots: 1st–99th percentiles within ±0.05 z). [`row_rects`] inverts that geometry for a
 //! detected card with its estimated title box ([`crate::classify::estimate_title_boxes`]), also for a card rolled
-//! by the image's skew; [`RowRect::trim`] cuts a row at its last ink column so that short rows in wide cards
-//! are not squashed by the OCR's resize; [`parse_row`] turns a row's OCR text into a schema [`Weight`].
+//! by the image's skew, and [`row_rects_zoomed`] with a zoom shared by neighbouring cards ([`shared_headers`]:
+//! a detector box a few pixels off throws one card's own zoom off, and the lower rows with it);
+//! [`RowRect::trim`] cuts a row at its last ink column so that short rows in wide cards are not squashed by the
+//! OCR's resize; [`parse_row`] turns a row's OCR text into a schema [`Weight`].
 
 use image::RgbImage;
 
@@ -123,6 +125,20 @@ impl RowRect {
 /// that are not finite and ordered, for `|skew_deg| ≥ 30`, or when the roll leaves no positive size. A row
 /// spans the card's width minus the insets: see [`RowRect::trim`].
 pub fn row_rects(card: &BBox, title: &BBox, skew_deg: f64, max_rows: usize) -> Vec<RowRect> {
+    row_rects_zoomed(card, title, None, skew_deg, max_rows)
+}
+
+/// [`row_rects`] with the zoom `z` given (source pixels per CSS px, e.g. from neighbouring cards,
+/// [`shared_headers`]) instead of the title's height / 20: the rows start below the title box as in
+/// [`row_rects`], `12z` apart, and there are `round((H − header − 6z) / 12z)` of them. `zoom` `None`, not
+/// finite or not positive: [`row_rects`].
+pub fn row_rects_zoomed(
+    card: &BBox,
+    title: &BBox,
+    zoom: Option<f64>,
+    skew_deg: f64,
+    max_rows: usize,
+) -> Vec<RowRect> {
     if !card.is_finite() || !card.is_ordered() || !title.is_finite() || !title.is_ordered() {
         return Vec::new();
     }
@@ -131,16 +147,15 @@ pub fn row_rects(card: &BBox, title: &BBox, skew_deg: f64, max_rows: usize) -> V
     }
     let angle = skew_deg.to_radians();
     let (s, c) = (angle.sin().abs(), angle.cos());
-    let (bw, bh) = (f64::from(card.width()), f64::from(card.height()));
-    let det = c * c - s * s;
-    let w = (bw * c - bh * s) / det;
-    let h = (bh * c - bw * s) / det;
+    let (w, h) = own_size(card, s, c);
     let header = (f64::from(title.height()) - w * s) / c;
     if w <= 0.0 || h <= 0.0 || header <= 0.0 {
         return Vec::new();
     }
-    let z = header / HEADER;
-    let rows = ((h / z - HEADER - INSET) / PITCH).round();
+    let z = zoom
+        .filter(|z| z.is_finite() && *z > 0.0)
+        .unwrap_or(header / HEADER);
+    let rows = ((h - header - INSET * z) / (PITCH * z)).round();
     if rows < 1.0 || w <= 2.0 * INSET * z {
         return Vec::new();
     }
@@ -156,10 +171,99 @@ pub fn row_rects(card: &BBox, title: &BBox, skew_deg: f64, max_rows: usize) -> V
             angle,
             u0: -w / 2.0 + INSET * z,
             u1: w / 2.0 - INSET * z,
-            v0: -h / 2.0 + (HEADER + ROW_TOP + PITCH * i as f64) * z,
-            v1: -h / 2.0 + (HEADER + ROW_BOTTOM + PITCH * i as f64) * z,
+            v0: -h / 2.0 + header + (ROW_TOP + PITCH * i as f64) * z,
+            v1: -h / 2.0 + header + (ROW_BOTTOM + PITCH * i as f64) * z,
         })
         .collect()
+}
+
+/// The own width and height `W × H` of a card rolled by the angle with `|sin| = s`, `cos = c`, from its
+/// axis-aligned box `W·c + H·s`, `W·s + H·c` (not positive when the roll does not fit the box).
+fn own_size(card: &BBox, s: f64, c: f64) -> (f64, f64) {
+    let (bw, bh) = (f64::from(card.width()), f64::from(card.height()));
+    let det = c * c - s * s;
+    ((bw * c - bh * s) / det, (bh * c - bw * s) / det)
+}
+
+/// The zoom `z` (source pixels per CSS px) that a card's title box gives [`row_rects`]: its header height without
+/// the roll `skew_deg`, over 20. `None` for boxes that are not finite and ordered, a skew beyond ±30°, or when
+/// the roll leaves no positive size.
+pub fn title_zoom(card: &BBox, title: &BBox, skew_deg: f64) -> Option<f64> {
+    if !card.is_finite() || !card.is_ordered() || !title.is_finite() || !title.is_ordered() {
+        return None;
+    }
+    if !skew_deg.is_finite() || skew_deg.abs() >= 30.0 {
+        return None;
+    }
+    let angle = skew_deg.to_radians();
+    let (s, c) = (angle.sin().abs(), angle.cos());
+    let (w, h) = own_size(card, s, c);
+    let header = (f64::from(title.height()) - w * s) / c;
+    (w > 0.0 && h > 0.0 && header > 0.0).then_some(header / HEADER)
+}
+
+/// Title boxes whose header height is shared by neighbouring cards, for [`row_rects`]. Netron draws every
+/// header 20 CSS px × zoom tall, so cards near each other (one zoom; in a photo, nearly one scale) show one
+/// header height, while a card's own estimate ([`crate::classify::estimate_title_boxes`],
+/// [`crate::classify::snap_title_boxes`]) follows its detector box, often a few pixels too tall or short, and
+/// a small error in `z` shifts the lower rows off their text. Each card's header height (`titles[i]` without the
+/// roll `skew_deg`, as in [`row_rects`]) becomes the median over its `neighbours` nearest cards (centre
+/// distance, itself included) of theirs; the title box keeps its top and takes that header's axis-aligned
+/// extent. `neighbours` ≤ 1, a skew beyond ±30°, or fewer than two usable cards: `titles` unchanged. Cards
+/// and titles that are not finite, ordered boxes neither vote nor change.
+pub fn shared_headers(
+    cards: &[BBox],
+    titles: &[BBox],
+    skew_deg: f64,
+    neighbours: usize,
+) -> Vec<BBox> {
+    let mut out = titles.to_vec();
+    if neighbours <= 1 || !skew_deg.is_finite() || skew_deg.abs() >= 30.0 {
+        return out;
+    }
+    let angle = skew_deg.to_radians();
+    let (s, c) = (angle.sin().abs(), angle.cos());
+    // (card index, centre, own width, header height without the roll)
+    let usable: Vec<(usize, (f64, f64), f64, f64)> = cards
+        .iter()
+        .zip(titles)
+        .enumerate()
+        .filter(|(_, (card, title))| {
+            card.is_finite() && card.is_ordered() && title.is_finite() && title.is_ordered()
+        })
+        .filter_map(|(i, (card, title))| {
+            let (w, h) = own_size(card, s, c);
+            let header = (f64::from(title.height()) - w * s) / c;
+            let centre = (
+                f64::from(card.x0 + card.x1) / 2.0,
+                f64::from(card.y0 + card.y1) / 2.0,
+            );
+            (w > 0.0 && h > 0.0 && header > 0.0).then_some((i, centre, w, header))
+        })
+        .collect();
+    if usable.len() < 2 {
+        return out;
+    }
+    for &(i, (x, y), w, _) in &usable {
+        let mut near: Vec<(f64, f64)> = usable
+            .iter()
+            .map(|&(_, (xj, yj), _, hj)| ((xj - x).hypot(yj - y), hj))
+            .collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        near.truncate(neighbours);
+        let mut heights: Vec<f64> = near.iter().map(|n| n.1).collect();
+        heights.sort_by(f64::total_cmp);
+        let k = heights.len();
+        let median = if k % 2 == 1 {
+            heights[k / 2]
+        } else {
+            (heights[k / 2 - 1] + heights[k / 2]) / 2.0
+        };
+        let t = titles[i];
+        let extent = (median * c + w * s) as f32;
+        out[i] = BBox::new(t.x0, t.y0, t.x1, t.y0 + extent);
+    }
+    out
 }
 
 /// A weight row's text as a schema [`Weight`]: `name〈dims〉` (`W〈64×3×7×7〉`: name `W`, text `64×3×7×7`, shape

@@ -363,3 +363,70 @@ fn the_labels_of_a_batch_norm_vote_with_their_channels_but_do_not_change() {
     );
     assert!(changed.is_empty(), "{texts:?}");
 }
+
+#[test]
+fn recurrent_rows_share_directions_and_hidden_size() {
+    let a = Alphabet::bundled().unwrap();
+    // LSTM (4 gates), H = 32: W〈1×128×32〉, R〈1×128×32〉, B〈1×256〉; R's last dim drops its 2.
+    let w = reading(&a, "W〈1×128×32〉", &[]);
+    let r = reading(&a, "R〈1×128×32〉", &[(9, 9.0)]);
+    let b = reading(&a, "B〈1×256〉", &[]);
+    assert_eq!(r.text, "R〈1×128×3〉");
+    let reads = [w.clone(), r.clone(), b.clone()];
+    let mut texts: Vec<String> = reads.iter().map(|x| x.text.clone()).collect();
+    let changed = agree_rows("LSTM", &mut texts, &reads, &[], &[], &a, &params());
+    assert_eq!(changed, vec![1]);
+    assert_eq!(texts, vec!["W〈1×128×32〉", "R〈1×128×32〉", "B〈1×256〉"]);
+    // The same rows on a GRU card (3 gates): 128 is no multiple of 3, so nothing agrees and nothing changes.
+    let mut texts: Vec<String> = reads.iter().map(|x| x.text.clone()).collect();
+    let changed = agree_rows("GRU", &mut texts, &reads, &[], &[], &a, &params());
+    assert!(changed.is_empty(), "{texts:?}");
+    // GRU, H = 32: W's 96 loses its 6 and is outvoted by R (96 = 3·32, and 32) and B (192 = 6·32).
+    let w = reading(&a, "W〈1×96×16〉", &[(5, 9.0)]);
+    let r = reading(&a, "R〈1×96×32〉", &[]);
+    let b = reading(&a, "B〈1×192〉", &[]);
+    assert_eq!(w.text, "W〈1×9×16〉");
+    let reads = [w.clone(), r.clone(), b.clone()];
+    let mut texts: Vec<String> = reads.iter().map(|x| x.text.clone()).collect();
+    let changed = agree_rows("GRU", &mut texts, &reads, &[], &[], &a, &params());
+    assert_eq!(changed, vec![0]);
+    assert_eq!(texts[0], "W〈1×96×16〉");
+}
+
+#[test]
+fn matmul_and_gemm_weights_agree_with_their_labels() {
+    let a = Alphabet::bundled().unwrap();
+    // MatMul B〈K×N〉: its N (dropped 8) against the output label's last dim.
+    let b = reading(&a, "B〈64×128〉", &[(7, 9.0)]);
+    assert_eq!(b.text, "B〈64×12〉");
+    let out = reading(&a, "1×10×128", &[]);
+    let outs = [(out.text.as_str(), &out)];
+    let mut texts = vec![b.text.clone()];
+    let changed = agree_rows(
+        "MatMul",
+        &mut texts,
+        std::slice::from_ref(&b),
+        &[],
+        &outs,
+        &a,
+        &params(),
+    );
+    assert_eq!(changed, vec![0]);
+    assert_eq!(texts, vec!["B〈64×128〉"]);
+    // Gemm with transB: B〈N×K〉 = B〈512×2048〉 shares its first dim with C〈512〉, which drops its 2.
+    let b = reading(&a, "B〈512×2048〉", &[]);
+    let c = reading(&a, "C〈512〉", &[(4, 9.0)]);
+    assert_eq!(c.text, "C〈51〉");
+    let input = reading(&a, "1×2048", &[]);
+    let ins = [(input.text.as_str(), &input)];
+    let reads = [b.clone(), c.clone()];
+    let mut texts: Vec<String> = reads.iter().map(|x| x.text.clone()).collect();
+    let changed = agree_rows("Gemm", &mut texts, &reads, &ins, &[], &a, &params());
+    assert_eq!(changed, vec![1]);
+    assert_eq!(texts, vec!["B〈512×2048〉", "C〈512〉"]);
+    // Without the label, no dim of B equals C's misreading: B's orientation is unknown, it joins no tie, and C
+    // alone has no one to agree with.
+    let mut texts = vec![b.text.clone(), c.text.clone()];
+    assert!(agree_rows("Gemm", &mut texts, &reads, &[], &[], &a, &params()).is_empty());
+    assert_eq!(texts[1], "C〈51〉");
+}

@@ -1,11 +1,13 @@
-//! Weight rows of node cards (`weights::row_rects`, `RowRect::trim`, `parse_row`): synthetic rolled cards, the
+//! Weight rows of node cards (`weights::row_rects`, `shared_headers`, `RowRect::trim`, `parse_row`): synthetic rolled cards, the
 //! fixture scenes' ground truth, and row texts.
 
 mod fixture_support;
 
 use image::{Rgb, RgbImage};
 use netron_ocr_core::graph::{BBox, Dim};
-use netron_ocr_core::weights::{parse_row, row_rects};
+use netron_ocr_core::weights::{
+    parse_row, row_rects, row_rects_zoomed, shared_headers, title_zoom,
+};
 use serde_json::Value;
 
 /// Corners of a screen rectangle rotated by `deg` about its centre, and their axis-aligned box.
@@ -58,6 +60,142 @@ fn rows_of_a_rolled_card_follow_netron_geometry() {
             assert!(b.iou(&want) > 0.97, "row {i} at {deg}°: {b:?} vs {want:?}");
         }
     }
+}
+
+#[test]
+fn a_card_takes_its_neighbours_header_height() {
+    let z = 1.5;
+    for deg in [0.0f64, 5.0] {
+        let s = deg.to_radians().sin().abs();
+        let c = deg.to_radians().cos();
+        // Five cards in a column, 2, 0, 4, 1 and 3 rows, one zoom; the third card's header estimate is 20% short.
+        let mut cards = Vec::new();
+        let mut titles = Vec::new();
+        for (k, rows) in [2usize, 0, 4, 1, 3].into_iter().enumerate() {
+            let h = if rows == 0 {
+                20.0
+            } else {
+                26.0 + 12.0 * rows as f64
+            } * z;
+            let w = 90.0 * z;
+            let (_, _, card) = rolled(400.0, 100.0 + 150.0 * k as f64, w, h, 0.0, 0.0, deg);
+            let header = if k == 2 { 16.0 } else { 20.0 } * z;
+            let title_h = (header * c + w * s) as f32;
+            titles.push(BBox::new(card.x0, card.y0, card.x1, card.y0 + title_h));
+            cards.push(card);
+        }
+        let shared = shared_headers(&cards, &titles, deg, 5);
+        assert_ne!(
+            row_rects(&cards[2], &titles[2], deg, 16).len(),
+            4,
+            "the short header miscounts at {deg}°"
+        );
+        for (k, rows) in [2usize, 0, 4, 1, 3].into_iter().enumerate() {
+            let want = if k == 2 {
+                20.0 * z * c + 90.0 * z * s
+            } else {
+                f64::from(titles[k].height())
+            };
+            assert!(
+                (f64::from(shared[k].height()) - want).abs() < 1e-3,
+                "card {k} at {deg}°: {:?}",
+                shared[k]
+            );
+            assert_eq!(
+                (shared[k].x0, shared[k].y0, shared[k].x1),
+                (titles[k].x0, titles[k].y0, titles[k].x1)
+            );
+            assert_eq!(
+                row_rects(&cards[k], &shared[k], deg, 16).len(),
+                rows,
+                "card {k} at {deg}°"
+            );
+        }
+        // Only the nearest cards vote: with two, the short card's header is the mean of its own and one other.
+        let pair = shared_headers(&cards, &titles, deg, 2);
+        assert!(f64::from(pair[2].height()) < 20.0 * z * c + 90.0 * z * s - 0.5);
+    }
+}
+
+#[test]
+fn rows_below_a_seen_header_edge_follow_the_given_zoom() {
+    let z = 1.5;
+    // A card with 3 rows at z = 1.5, its detector box 8 px too tall at the top; the header edge is known.
+    let (top, w) = (100.0f32, 135.0f32);
+    let h = ((26.0 + 36.0) * z) as f32;
+    let card = BBox::new(50.0, top - 8.0, 50.0 + w, top + h);
+    let header = BBox::new(50.0, top - 8.0, 50.0 + w, top + (20.0 * z) as f32);
+    let rows = row_rects_zoomed(&card, &header, Some(z), 0.0, 16);
+    assert_eq!(rows.len(), 3);
+    for (i, r) in rows.iter().enumerate() {
+        let b = r.bbox();
+        let y0 = f64::from(top) + (24.0 + 12.0 * i as f64) * z;
+        assert!(
+            (f64::from(b.y0) - y0).abs() < 1e-3 && (f64::from(b.height()) - 10.0 * z).abs() < 1e-3,
+            "row {i}: {b:?}"
+        );
+    }
+    // Its own header height gives a zoom 27% too large: the rows drift off their text.
+    let own = row_rects(&card, &header, 0.0, 16);
+    assert!((f64::from(own[1].bbox().y0) - (f64::from(top) + 36.0 * z)).abs() > 3.0);
+    // Without a zoom, or with a useless one, it is `row_rects`.
+    for zoom in [None, Some(f64::NAN), Some(0.0)] {
+        let same: Vec<BBox> = row_rects_zoomed(&card, &header, zoom, 0.0, 16)
+            .iter()
+            .map(|r| r.bbox())
+            .collect();
+        let want: Vec<BBox> = own.iter().map(|r| r.bbox()).collect();
+        assert_eq!(same, want);
+    }
+    // The zoom a title box gives, with and without a roll.
+    assert!((title_zoom(&card, &header, 0.0).unwrap() - (20.0 * z + 8.0) / 20.0).abs() < 1e-4);
+    let (_, _, rolled_card) = rolled(400.0, 300.0, 90.0 * z, 62.0 * z, 0.0, 0.0, 4.0);
+    let s = 4f64.to_radians().sin();
+    let title_h = 20.0 * z * 4f64.to_radians().cos() + 90.0 * z * s;
+    let rolled_title = BBox::new(
+        rolled_card.x0,
+        rolled_card.y0,
+        rolled_card.x1,
+        rolled_card.y0 + title_h as f32,
+    );
+    assert!((title_zoom(&rolled_card, &rolled_title, 4.0).unwrap() - z).abs() < 1e-3);
+    assert_eq!(title_zoom(&card, &header, 40.0), None);
+}
+
+#[test]
+fn shared_headers_leave_bad_input_alone() {
+    let cards = [
+        BBox::new(0.0, 0.0, 100.0, 74.0),
+        BBox::new(0.0, 200.0, 100.0, 220.0),
+        BBox::new(f32::NAN, 0.0, 1.0, 1.0),
+    ];
+    let titles = [
+        BBox::new(0.0, 0.0, 100.0, 16.0),
+        BBox::new(0.0, 200.0, 100.0, 220.0),
+        BBox::new(0.0, 0.0, 1.0, 1.0),
+    ];
+    assert_eq!(
+        shared_headers(&cards, &titles, 0.0, 1),
+        titles.to_vec(),
+        "one neighbour: own"
+    );
+    assert_eq!(
+        shared_headers(&cards, &titles, 45.0, 5),
+        titles.to_vec(),
+        "roll too large"
+    );
+    assert_eq!(
+        shared_headers(&cards[..1], &titles[..1], 0.0, 5),
+        titles[..1].to_vec(),
+        "one card"
+    );
+    let got = shared_headers(&cards, &titles, 0.0, 5);
+    assert_eq!(
+        got[2], titles[2],
+        "the unusable card keeps its title and does not vote"
+    );
+    assert_eq!(got[0].height(), 18.0, "median of two: their mean");
+    assert!(shared_headers(&[], &[], 0.0, 5).is_empty());
 }
 
 #[test]
