@@ -114,6 +114,10 @@ pub struct Args {
     /// the scanner's, `ScanParams::row_header_neighbours`).
     #[arg(long, value_name = "N")]
     row_header_neighbours: Option<usize>,
+    /// Start each weight row's crop this many row heights left of the text's left edge (default: the scanner's,
+    /// `ScanParams::row_left_slack`).
+    #[arg(long, value_name = "F")]
+    row_left_slack: Option<f64>,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -300,6 +304,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(n) = args.row_header_neighbours {
         params.row_header_neighbours = Some(n);
+    }
+    if let Some(f) = args.row_left_slack {
+        params.row_left_slack = f;
     }
     if let Some(n) = args.beam {
         params.read.beam_width = n;

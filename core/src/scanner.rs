@@ -141,6 +141,13 @@ pub struct ScanParams {
     /// Rows are cut at their last column departing from the row's median grey by this share of the row's
     /// largest departure ([`weights::RowRect::trim`]; default 0.35).
     pub weight_trim_fraction: f32,
+    /// Each row's crop starts this many row heights left of the text's left edge in Netron's geometry
+    /// ([`weights::RowRect::extended_left`]). Default 0.3 (3 CSS px × zoom, half the text's inset): on the
+    /// development split (`v1-s1` held-out scenes 1009–2329, 266 images) weight-row recall / precision (photos;
+    /// screenshots) were 0.551 / 0.766; 0.724 / 0.864 at 0, 0.563 / 0.776; 0.740 / 0.858 at 0.1, 0.559 / 0.783;
+    /// 0.752 / 0.856 at 0.2, 0.573 / 0.789; 0.755 / 0.858 at 0.3 and 0.565 / 0.788; 0.754 / 0.858 at 0.4, no other
+    /// figure moving (`models/METRICS.md`, session 15).
+    pub row_left_slack: f64,
     /// Labels that must show the same text (fan-out of one tensor, shape-preserving operators) are read
     /// together once edges are recovered ([`crate::consensus`]).
     pub consensus: ConsensusParams,
@@ -174,6 +181,7 @@ impl Default for ScanParams {
             row_header_neighbours: Some(12),
             min_weight_confidence: 0.05,
             weight_trim_fraction: 0.35,
+            row_left_slack: 0.3,
             consensus: ConsensusParams::default(),
             direction: None,
             debug: false,
@@ -779,6 +787,7 @@ impl Scanner {
                 };
                 rects
                     .into_iter()
+                    .map(|r| r.extended_left(self.params.row_left_slack))
                     .map(|r| r.trim(image, self.params.weight_trim_fraction).bbox())
                     .collect()
             })

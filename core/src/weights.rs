@@ -68,6 +68,15 @@ impl RowRect {
         BBox::new(x0 as f32, y0 as f32, x1 as f32, y1 as f32)
     }
 
+    /// The rectangle reaching `by` × its height further left: a crop that starts exactly at the text's left edge
+    /// loses the first letter to a detector box a pixel or two inside the card.
+    pub fn extended_left(&self, by: f64) -> RowRect {
+        RowRect {
+            u0: self.u0 - by * (self.v1 - self.v0),
+            ..*self
+        }
+    }
+
     /// The rectangle cut at its text's right end: sampled along the row (nearest pixel, one sample per source
     /// pixel), the last column whose grey departs from the row's median grey by at least `fraction` of the
     /// largest departure, plus half the row height. Rows without contrast (under 24 grey levels), or with no
@@ -139,19 +148,10 @@ pub fn row_rects_zoomed(
     skew_deg: f64,
     max_rows: usize,
 ) -> Vec<RowRect> {
-    if !card.is_finite() || !card.is_ordered() || !title.is_finite() || !title.is_ordered() {
+    let Some((w, h, header)) = own_frame(card, title, skew_deg) else {
         return Vec::new();
-    }
-    if !skew_deg.is_finite() || skew_deg.abs() >= 30.0 {
-        return Vec::new();
-    }
+    };
     let angle = skew_deg.to_radians();
-    let (s, c) = (angle.sin().abs(), angle.cos());
-    let (w, h) = own_size(card, s, c);
-    let header = (f64::from(title.height()) - w * s) / c;
-    if w <= 0.0 || h <= 0.0 || header <= 0.0 {
-        return Vec::new();
-    }
     let z = zoom
         .filter(|z| z.is_finite() && *z > 0.0)
         .unwrap_or(header / HEADER);
@@ -177,18 +177,11 @@ pub fn row_rects_zoomed(
         .collect()
 }
 
-/// The own width and height `W × H` of a card rolled by the angle with `|sin| = s`, `cos = c`, from its
-/// axis-aligned box `W·c + H·s`, `W·s + H·c` (not positive when the roll does not fit the box).
-fn own_size(card: &BBox, s: f64, c: f64) -> (f64, f64) {
-    let (bw, bh) = (f64::from(card.width()), f64::from(card.height()));
-    let det = c * c - s * s;
-    ((bw * c - bh * s) / det, (bh * c - bw * s) / det)
-}
-
-/// The zoom `z` (source pixels per CSS px) that a card's title box gives [`row_rects`]: its header height without
-/// the roll `skew_deg`, over 20. `None` for boxes that are not finite and ordered, a skew beyond ±30°, or when
-/// the roll leaves no positive size.
-pub fn title_zoom(card: &BBox, title: &BBox, skew_deg: f64) -> Option<f64> {
+/// A card's own width `W`, height `H` and header height (without the roll), from its box and its title box
+/// rolled by `skew_deg`: with `s = |sin θ|`, `c = cos θ` the box is `W·c + H·s` × `W·s + H·c` and the header
+/// `(title height − W·s) / c`. `None` for boxes that are not finite and ordered, a skew beyond ±30°, or when the
+/// roll leaves no positive size.
+fn own_frame(card: &BBox, title: &BBox, skew_deg: f64) -> Option<(f64, f64, f64)> {
     if !card.is_finite() || !card.is_ordered() || !title.is_finite() || !title.is_ordered() {
         return None;
     }
@@ -197,9 +190,18 @@ pub fn title_zoom(card: &BBox, title: &BBox, skew_deg: f64) -> Option<f64> {
     }
     let angle = skew_deg.to_radians();
     let (s, c) = (angle.sin().abs(), angle.cos());
-    let (w, h) = own_size(card, s, c);
+    let (bw, bh) = (f64::from(card.width()), f64::from(card.height()));
+    let det = c * c - s * s;
+    let (w, h) = ((bw * c - bh * s) / det, (bh * c - bw * s) / det);
     let header = (f64::from(title.height()) - w * s) / c;
-    (w > 0.0 && h > 0.0 && header > 0.0).then_some(header / HEADER)
+    (w > 0.0 && h > 0.0 && header > 0.0).then_some((w, h, header))
+}
+
+/// The zoom `z` (source pixels per CSS px) that a card's title box gives [`row_rects`]: its header height without
+/// the roll `skew_deg`, over 20. `None` for boxes that are not finite and ordered, a skew beyond ±30°, or when
+/// the roll leaves no positive size.
+pub fn title_zoom(card: &BBox, title: &BBox, skew_deg: f64) -> Option<f64> {
+    own_frame(card, title, skew_deg).map(|(_, _, header)| header / HEADER)
 }
 
 /// Title boxes whose header height is shared by neighbouring cards, for [`row_rects`]. Netron draws every
@@ -228,17 +230,13 @@ pub fn shared_headers(
         .iter()
         .zip(titles)
         .enumerate()
-        .filter(|(_, (card, title))| {
-            card.is_finite() && card.is_ordered() && title.is_finite() && title.is_ordered()
-        })
         .filter_map(|(i, (card, title))| {
-            let (w, h) = own_size(card, s, c);
-            let header = (f64::from(title.height()) - w * s) / c;
+            let (w, _, header) = own_frame(card, title, skew_deg)?;
             let centre = (
                 f64::from(card.x0 + card.x1) / 2.0,
                 f64::from(card.y0 + card.y1) / 2.0,
             );
-            (w > 0.0 && h > 0.0 && header > 0.0).then_some((i, centre, w, header))
+            Some((i, centre, w, header))
         })
         .collect();
     if usable.len() < 2 {

@@ -163,6 +163,22 @@ fn rows_below_a_seen_header_edge_follow_the_given_zoom() {
 }
 
 #[test]
+fn a_row_extended_left_keeps_its_right_end_and_height() {
+    let z = 1.5;
+    let (_, _, card) = rolled(400.0, 300.0, 90.0 * z, 50.0 * z, 0.0, 0.0, 0.0);
+    let title = BBox::new(card.x0, card.y0, card.x1, card.y0 + (20.0 * z) as f32);
+    let row = row_rects(&card, &title, 0.0, 16)[0];
+    let wider = row.extended_left(0.3);
+    let (a, b) = (row.bbox(), wider.bbox());
+    assert!(
+        (f64::from(a.x0 - b.x0) - 3.0 * z).abs() < 1e-3,
+        "{a:?} vs {b:?}"
+    );
+    assert_eq!((a.y0, a.x1, a.y1), (b.y0, b.x1, b.y1));
+    assert_eq!(row.extended_left(0.0), row);
+}
+
+#[test]
 fn shared_headers_leave_bad_input_alone() {
     let cards = [
         BBox::new(0.0, 0.0, 100.0, 74.0),
