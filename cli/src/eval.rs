@@ -110,8 +110,8 @@ pub struct Args {
     /// (measures what `ConsensusParams::weight_rows` adds).
     #[arg(long)]
     no_row_consensus: bool,
-    /// Place each card's weight rows below the median header height of its N nearest cards (1: its own; default:
-    /// the scanner's, `ScanParams::row_header_neighbours`).
+    /// Space each card's weight rows by the zoom of the median header of its N nearest cards (1: its own header;
+    /// default: the scanner's, `ScanParams::row_header_neighbours`).
     #[arg(long, value_name = "N")]
     row_header_neighbours: Option<usize>,
     /// Start each weight row's crop this many row heights left of the text's left edge (default: the scanner's,

@@ -15,8 +15,8 @@
 //! 5. OCR ([`crate::read`]) of tensor labels and the cards' weight rows ([`crate::weights`],
 //!    [`ScanParams::read_weights`], placed below the header edge seen in the image,
 //!    [`ScanParams::snap_headers`], and spaced by the zoom of neighbouring cards,
-//!    [`ScanParams::row_header_neighbours`]) in one batched run, input and output pills in another; unsure texts are
-//!    read again from a second crop ([`crate::read::ReadParams::reread_below`],
+//!    [`ScanParams::row_header_neighbours`]) in one batched run, input and output pills in another; unsure
+//!    texts are read again from a second crop ([`crate::read::ReadParams::reread_below`],
 //!    [`ScanParams::port_reread_pads`] for the pills); a pill that reads as a
 //!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
 //!    ([`crate::graph::parse_shape_text`], inside assembly);
