@@ -218,15 +218,6 @@ pub const EQUAL_ROW_SHAPES: &[&str] = &[
     "Slice",
 ];
 
-/// Operators whose data tensors carry the weight rows' value as their channel dim (dim 1): `true` when the
-/// input's does too. `BatchNormalization` and `InstanceNormalization` keep `N×C×…` from input to output, with
-/// `C` their rows' dims; a `Conv`'s output is `N×M×…`, with `M` its `B` row and the first dim of its `W` row.
-pub const CHANNEL_ROWS: &[(&str, bool)] = &[
-    ("BatchNormalization", true),
-    ("InstanceNormalization", true),
-    ("Conv", false),
-];
-
 /// The labels on the edges into and out of node `n<node>` (`t<k>` → `k`), in edge order.
 pub fn node_labels(edges: &[RecoveredEdge], node: usize) -> (Vec<usize>, Vec<usize>) {
     let label = |e: &RecoveredEdge| e.label.as_deref().and_then(|l| id_index(l, 't'));
@@ -302,7 +293,8 @@ fn ties(
     let mut out = Vec::new();
     if EQUAL_ROW_SHAPES.contains(&op) {
         let mut tie = vec![slot(Row(None), ANY_RANK, All, 1)];
-        if CHANNEL_ROWS.contains(&(op, true)) {
+        // These keep `N×C×…` from input to output, `C` their rows' dims.
+        if matches!(op, "BatchNormalization" | "InstanceNormalization") {
             tie.push(slot(Incoming, AT_LEAST_2, At(1), 1));
             tie.push(slot(Outgoing, AT_LEAST_2, At(1), 1));
         }
@@ -407,8 +399,8 @@ fn gemm_trans_b(
 /// - `MatMul` with a `B〈K×N〉` row, `ConvTranspose` (`W〈C×M×…〉`, `B〈M〉`, one group), `Gemm` (`B`, `C〈N〉`; `B`
 ///   only where its orientation shows, [`gemm_trans_b`]).
 ///
-/// The tensor labels of the card's edges vote too where the operator fixes their dims (a [`CHANNEL_ROWS`]
-/// operator's channels, a recurrent output's `D` and `H`, a `MatMul`'s last dims, a `Gemm`'s `N` and `K`), but
+/// The tensor labels of the card's edges vote too where the operator fixes their dims (the channels around a
+/// `BatchNormalization` or `InstanceNormalization` and after a `Conv`, a recurrent output's `D` and `H`, a `MatMul`'s last dims, a `Gemm`'s `N` and `K`), but
 /// never change (`incoming` and `outgoing`: each label's text and reading). `texts[i]` is row `i`'s text and
 /// `reads[i]` its OCR reading. In each tie the candidates are the values read, each scored on a voter as its
 /// text with the candidate (times the voter's factor) in place of its own value, and the choice and the

@@ -249,13 +249,8 @@ pub fn shared_headers(
             .collect();
         near.sort_by(|a, b| a.0.total_cmp(&b.0));
         near.truncate(neighbours);
-        let mut heights: Vec<f64> = near.iter().map(|n| n.1).collect();
-        heights.sort_by(f64::total_cmp);
-        let k = heights.len();
-        let median = if k % 2 == 1 {
-            heights[k / 2]
-        } else {
-            (heights[k / 2 - 1] + heights[k / 2]) / 2.0
+        let Some(median) = crate::classify::median(near.iter().map(|n| n.1).collect()) else {
+            continue;
         };
         let t = titles[i];
         let extent = (median * c + w * s) as f32;
