@@ -118,6 +118,14 @@ pub struct Args {
     /// `ScanParams::row_left_slack`).
     #[arg(long, value_name = "F")]
     row_left_slack: Option<f64>,
+    /// Fit each card's weight rows to its ink (`ScanParams::row_fit`): `off`; `box` (zoom and shift fitted, as
+    /// many rows as the box holds); `add` (and the slot below them when it shows text; the scanner's default);
+    /// `ink` (the leading slots that show text). Default: the scanner's.
+    #[arg(long, value_name = "MODE", value_parser = ["off", "box", "add", "ink"])]
+    row_fit: Option<String>,
+    /// Largest relative zoom error tried by `--row-fit` (default: `RowFit::default`).
+    #[arg(long, value_name = "F")]
+    row_fit_zoom: Option<f64>,
     /// Do not read the weight rows of the cards.
     #[arg(long)]
     no_weights: bool,
@@ -310,6 +318,22 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(n) = args.beam {
         params.read.beam_width = n;
+    }
+    if let Some(mode) = &args.row_fit {
+        use netron_ocr_core::weights::{RowCount, RowFit};
+        let count = match mode.as_str() {
+            "box" => Some(RowCount::Box),
+            "add" => Some(RowCount::Add),
+            "ink" => Some(RowCount::Ink),
+            _ => None,
+        };
+        params.row_fit = count.map(|count| RowFit {
+            count,
+            ..params.row_fit.unwrap_or_default()
+        });
+    }
+    if let (Some(f), Some(fit)) = (args.row_fit_zoom, params.row_fit.as_mut()) {
+        fit.max_zoom_error = f;
     }
     if args.no_weights {
         params.read_weights = false;

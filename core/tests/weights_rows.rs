@@ -6,7 +6,8 @@ mod fixture_support;
 use image::{Rgb, RgbImage};
 use netron_ocr_core::graph::{BBox, Dim};
 use netron_ocr_core::weights::{
-    parse_row, row_rects, row_rects_zoomed, shared_headers, title_zoom,
+    fitted_rows, parse_row, row_rects, row_rects_zoomed, shared_headers, title_zoom, RowCount,
+    RowFit,
 };
 use serde_json::Value;
 
@@ -324,6 +325,110 @@ fn trim_keeps_flat_rows_and_cuts_after_the_ink() {
     assert!((t.x1 - (70.0 + 5.0)).abs() < 0.01, "{t:?}");
     let far = RgbImage::from_pixel(10, 10, Rgb([0, 0, 0]));
     assert_eq!(row.trim(&far, 0.35), row, "outside the image: unchanged");
+}
+
+/// A light-theme card drawn as Netron does at zoom `z` (header 20z; each row's glyphs 7z tall from 1.5z into
+/// its 10z text box, which starts 6z in; the card ending 6z below its last row, with a 1-px border) with `rows`
+/// rows on a white canvas; returns the image and the card's exact box.
+fn drawn_card(z: f64, rows: usize) -> (RgbImage, BBox) {
+    let mut img = RgbImage::from_pixel(400, 400, Rgb([252, 252, 252]));
+    let (x0, y0, w) = (60.0, 40.0, 90.0 * z);
+    let h = (28.0 + 12.0 * rows as f64) * z;
+    let px = |v: f64| v.round() as u32;
+    for y in px(y0)..px(y0 + h) {
+        for x in px(x0)..px(x0 + w) {
+            let header = f64::from(y) < y0 + 20.0 * z;
+            img.put_pixel(
+                x,
+                y,
+                if header {
+                    Rgb([50, 90, 160])
+                } else {
+                    Rgb([255, 255, 255])
+                },
+            );
+        }
+    }
+    for x in px(x0)..px(x0 + w) {
+        img.put_pixel(x, px(y0 + h) - 1, Rgb([120, 120, 120]));
+    }
+    for i in 0..rows {
+        // Glyphs: 4z-wide strokes with 1.5z gaps, 5 to 9 of them.
+        let top = y0 + (20.0 + 4.0 + 12.0 * i as f64 + 1.5) * z;
+        for g in 0..(5 + i % 5) {
+            let left = x0 + 6.0 * z + g as f64 * 5.5 * z;
+            for y in px(top)..px(top + 7.0 * z) {
+                for x in px(left)..px(left + 4.0 * z) {
+                    img.put_pixel(x, y, Rgb([40, 40, 40]));
+                }
+            }
+        }
+    }
+    let card = BBox::new(x0 as f32, y0 as f32, (x0 + w) as f32, (y0 + h) as f32);
+    (img, card)
+}
+
+#[test]
+fn rows_fitted_to_the_ink_land_on_their_text() {
+    for (z, rows) in [(1.5, 4usize), (1.0, 3), (2.0, 2)] {
+        let (img, card) = drawn_card(z, rows);
+        // The zoom 8% too large, the header edge 2z too low: Netron's geometry misses the rows.
+        let zoom = z * 1.08;
+        let title = BBox::new(card.x0, card.y0, card.x1, card.y0 + (22.0 * z) as f32);
+        let boxed = row_rects_zoomed(&card, &title, Some(zoom), 0.0, 16);
+        let fit = RowFit::default();
+        let got = fitted_rows(&img, &card, &title, Some(zoom), 0.0, 16, &fit);
+        assert_eq!(got.len(), boxed.len(), "z {z}: the box's count");
+        let truth_top = |i: usize| f64::from(card.y0) + (24.0 + 12.0 * i as f64) * z;
+        for (i, r) in got.iter().enumerate() {
+            let b = r.bbox();
+            assert!(
+                (f64::from(b.y0) - truth_top(i)).abs() <= 0.6 * z,
+                "z {z} row {i}: {b:?}, text at {}",
+                truth_top(i)
+            );
+        }
+        let last = boxed.len() - 1;
+        assert!(
+            (f64::from(boxed[last].bbox().y0) - truth_top(last)).abs() > 2.0 * z,
+            "z {z}: the geometry alone is off"
+        );
+        // A box 9z short holds a row less; counting by ink finds it, and the border below is no row.
+        let short = BBox::new(card.x0, card.y0, card.x1, card.y1 - (9.0 * z) as f32);
+        let count = |b: &BBox, count| {
+            let fit = RowFit { count, ..fit };
+            fitted_rows(&img, b, &title, Some(zoom), 0.0, 16, &fit).len()
+        };
+        assert_eq!(count(&short, RowCount::Box), rows - 1, "z {z}");
+        assert_eq!(count(&short, RowCount::Add), rows, "z {z}");
+        assert_eq!(count(&short, RowCount::Ink), rows, "z {z}");
+        assert_eq!(count(&card, RowCount::Add), rows, "z {z}: border");
+        assert_eq!(count(&card, RowCount::Ink), rows, "z {z}: border");
+    }
+    // A box a row too tall: `Ink` finds the blank slot.
+    let (img, card) = drawn_card(1.0, 2);
+    let title = BBox::new(card.x0, card.y0, card.x1, card.y0 + 20.0);
+    let tall = BBox::new(card.x0, card.y0, card.x1, card.y1 + 12.0);
+    let ink = RowFit {
+        count: RowCount::Ink,
+        ..RowFit::default()
+    };
+    assert_eq!(
+        fitted_rows(&img, &tall, &title, Some(1.0), 0.0, 16, &ink).len(),
+        2
+    );
+    // No ink in sight, or a header alone: Netron's geometry, unchanged.
+    let blank = RgbImage::from_pixel(400, 400, Rgb([250, 250, 250]));
+    let (_, card) = drawn_card(1.5, 3);
+    let title = BBox::new(card.x0, card.y0, card.x1, card.y0 + 30.0);
+    assert_eq!(
+        fitted_rows(&blank, &card, &title, Some(1.4), 0.0, 16, &ink),
+        row_rects_zoomed(&card, &title, Some(1.4), 0.0, 16)
+    );
+    let (img, card) = drawn_card(1.0, 0);
+    let header_only = BBox::new(card.x0, card.y0, card.x1, card.y0 + 21.0);
+    let title = BBox::new(card.x0, card.y0, card.x1, card.y0 + 20.0);
+    assert!(fitted_rows(&img, &header_only, &title, Some(1.0), 0.0, 16, &ink).is_empty());
 }
 
 #[test]
