@@ -169,19 +169,33 @@ pub fn row_rects_zoomed(
         return Vec::new();
     }
     let rows = (rows as usize).min(max_rows);
-    let (cx, cy) = (
+    let centre = (
         f64::from(card.x0 + card.x1) / 2.0,
         f64::from(card.y0 + card.y1) / 2.0,
     );
-    (0..rows)
+    netron_rows(centre, angle, w, -h / 2.0 + header, z, rows)
+}
+
+/// Rows `0..count` in Netron's geometry at zoom `z`: text `[4, 14]·z` below the header edge (at `header_edge`
+/// along the card's `v` axis) plus `12z` per row, `6z` in from either side of a card `w` wide, centred at
+/// `centre` and rolled by `angle` radians.
+fn netron_rows(
+    centre: (f64, f64),
+    angle: f64,
+    w: f64,
+    header_edge: f64,
+    z: f64,
+    count: usize,
+) -> Vec<RowRect> {
+    (0..count)
         .map(|i| RowRect {
-            cx,
-            cy,
+            cx: centre.0,
+            cy: centre.1,
             angle,
             u0: -w / 2.0 + INSET * z,
             u1: w / 2.0 - INSET * z,
-            v0: -h / 2.0 + header + (ROW_TOP + PITCH * i as f64) * z,
-            v1: -h / 2.0 + header + (ROW_BOTTOM + PITCH * i as f64) * z,
+            v0: header_edge + (ROW_TOP + PITCH * i as f64) * z,
+            v1: header_edge + (ROW_BOTTOM + PITCH * i as f64) * z,
         })
         .collect()
 }
@@ -398,15 +412,14 @@ pub fn fitted_rows(
             }
         }
     };
-    (0..count)
-        .map(|i| RowRect {
-            u0: -w / 2.0 + INSET * z,
-            u1: w / 2.0 - INSET * z,
-            v0: header_edge + shift + (ROW_TOP + PITCH * i as f64) * z,
-            v1: header_edge + shift + (ROW_BOTTOM + PITCH * i as f64) * z,
-            ..frame
-        })
-        .collect()
+    netron_rows(
+        (frame.cx, frame.cy),
+        frame.angle,
+        w,
+        header_edge + shift,
+        z,
+        count,
+    )
 }
 
 /// A card's own width `W`, height `H` and header height (without the roll), from its box and its title box
