@@ -48,6 +48,14 @@ pub struct Args {
     /// Keep labels without a traced edge unbridged (measures what label bridging adds).
     #[arg(long)]
     no_label_bridges: bool,
+    /// Smallest offset of an edge's source above its target, in heights of the taller box (`off`: no check;
+    /// default: the scanner's, `EdgeParams::min_rank_offset`).
+    #[arg(long, value_name = "F", value_parser = parse_rank_offset)]
+    edge_rank_offset: Option<f32>,
+    /// Keep arrowhead terminals whether or not their stroke is aimed into the box (`EdgeParams::aimed_terminals`
+    /// off).
+    #[arg(long)]
+    unaimed_terminals: bool,
     /// Keep overlapping detections of different classes (measures what cross-class NMS adds).
     #[arg(long)]
     no_cross_class_nms: bool,
@@ -237,6 +245,13 @@ fn row(name: &str, g: &Group) -> String {
     )
 }
 
+fn parse_rank_offset(v: &str) -> Result<f32, String> {
+    match v {
+        "off" => Ok(f32::NEG_INFINITY),
+        _ => v.parse().map_err(|_| format!("{v:?} is a number or off")),
+    }
+}
+
 pub fn run(args: &Args) -> u8 {
     let (mut pairs, missing) = match find_pairs(&args.images, &args.truth) {
         Ok(p) => p,
@@ -263,6 +278,10 @@ pub fn run(args: &Args) -> u8 {
     }
     let mut params = ScanParams::default();
     params.edges.bridge_labels = !args.no_label_bridges;
+    if let Some(f) = args.edge_rank_offset {
+        params.edges.min_rank_offset = f;
+    }
+    params.edges.aimed_terminals = !args.unaimed_terminals;
     if args.no_cross_class_nms {
         params.detect.cross_class_iou = f64::INFINITY;
     }

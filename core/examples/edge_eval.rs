@@ -2,7 +2,7 @@
 //! boxes and scores the recovered edges against the truth edges.
 //!
 //! Usage: `cargo run --release -p netron-ocr-core --example edge_eval -- --data DIR [--kind photo|shot]
-//! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose]`
+//! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose] [--min-rank-offset F|off]`
 //!
 //! DIR is a dataset (`DIR/scenes/<k>.photo.jpg|<k>.shot.png` with their `.json` truth, `docs/dataset.md`) or a
 //! folder holding such files directly (the test fixtures, including `render_*.png`). The region is the truth
@@ -34,6 +34,8 @@ struct Args {
     json: Option<PathBuf>,
     overlays: Option<PathBuf>,
     verbose: bool,
+    min_rank_offset: Option<f32>,
+    unaimed_terminals: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -45,6 +47,8 @@ fn parse_args() -> Result<Args, String> {
         json: None,
         overlays: None,
         verbose: false,
+        min_rank_offset: None,
+        unaimed_terminals: false,
     };
     let mut it = std::env::args().skip(1);
     let mut data = None;
@@ -73,6 +77,17 @@ fn parse_args() -> Result<Args, String> {
             "--json" => args.json = Some(PathBuf::from(value("--json")?)),
             "--overlays" => args.overlays = Some(PathBuf::from(value("--overlays")?)),
             "--verbose" => args.verbose = true,
+            "--unaimed-terminals" => args.unaimed_terminals = true,
+            "--min-rank-offset" => {
+                let v = value("--min-rank-offset")?;
+                let f = if v == "off" {
+                    f32::NEG_INFINITY
+                } else {
+                    v.parse()
+                        .map_err(|_| format!("bad --min-rank-offset {v:?}"))?
+                };
+                args.min_rank_offset = Some(f);
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -476,7 +491,11 @@ fn run() -> Result<(), String> {
     if let Some(dir) = &args.overlays {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let params = EdgeParams::default();
+    let mut params = EdgeParams::default();
+    if let Some(f) = args.min_rank_offset {
+        params.min_rank_offset = f;
+    }
+    params.aimed_terminals = !args.unaimed_terminals;
     let mut per_kind: BTreeMap<&'static str, Tally> = BTreeMap::new();
     for f in &files {
         let t = evaluate(f, &params, args.overlays.as_deref(), args.verbose)?;

@@ -416,3 +416,143 @@ fn unit_from_boxes() {
     );
     assert_eq!(estimate_unit(&[], &[]), None);
 }
+
+#[test]
+fn a_box_on_the_targets_rank_is_no_source() {
+    // n1 and n2 share a rank (one centre line), as Netron's layout draws the boxes of one rank. A curve
+    // (another edge's, drawn with no end of its own here) runs from n1's entry side up and over into n2's left
+    // side: followed upstream from n1 it enters n2 sideways. n2 is no more upstream of n1 than n1 is of n2.
+    let mut sc = Scene::new(360, 220, LIGHT);
+    sc.element("n0", Node, BBox::new(220.0, 20.0, 300.0, 50.0));
+    sc.element("n1", Node, BBox::new(40.0, 140.0, 120.0, 170.0));
+    sc.element("n2", Node, BBox::new(200.0, 140.0, 280.0, 170.0));
+    sc.edge(
+        &s_curve(Point::new(260.0, 50.0), Point::new(240.0, 140.0)),
+        1.0,
+    );
+    let stray = bezier(
+        Point::new(80.0, 139.0),
+        Point::new(80.0, 100.0),
+        Point::new(150.0, 95.0),
+        Point::new(199.0, 150.0),
+        64,
+    );
+    sc.stroke(&stray, 1.0);
+    sc.arrowhead(Point::new(80.0, 139.5), Point::new(0.0, 1.0), 1.0);
+    let found = |min_rank_offset: f32| {
+        let params = EdgeParams {
+            min_rank_offset,
+            ..EdgeParams::default()
+        };
+        let r = recover_edges(
+            &sc.image,
+            sc.region(),
+            &sc.elements,
+            &sc.labels,
+            Direction::Vertical,
+            &params,
+        )
+        .unwrap();
+        triples(&r.edges)
+    };
+    assert_eq!(found(0.5), expect(&[("n0", "n2", None)]));
+    // Without the check the stray curve joins the two boxes of one rank.
+    assert_eq!(
+        found(f32::NEG_INFINITY),
+        expect(&[("n0", "n2", None), ("n2", "n1", None)])
+    );
+    // The default is the check.
+    assert_eq!(EdgeParams::default().min_rank_offset, 0.5);
+}
+
+#[test]
+fn upstream_is_measured_between_centres_in_box_heights() {
+    use netron_ocr_core::edges::is_upstream;
+    let target = BBox::new(0.0, 100.0, 80.0, 130.0);
+    // One rank apart: centres 60 apart, boxes 30 tall.
+    assert!(is_upstream(&BBox::new(0.0, 40.0, 80.0, 70.0), &target, 0.5));
+    // The same rank, a taller box: one centre line.
+    assert!(!is_upstream(
+        &BBox::new(100.0, 95.0, 180.0, 135.0),
+        &target,
+        0.5
+    ));
+    // Below the target.
+    assert!(!is_upstream(
+        &BBox::new(0.0, 160.0, 80.0, 190.0),
+        &target,
+        0.5
+    ));
+    // Offset by 15, less than half the taller box (40 tall: needs 20).
+    assert!(!is_upstream(
+        &BBox::new(100.0, 80.0, 180.0, 120.0),
+        &target,
+        0.5
+    ));
+    assert!(is_upstream(
+        &BBox::new(100.0, 80.0, 180.0, 120.0),
+        &target,
+        0.25
+    ));
+    assert!(is_upstream(
+        &BBox::new(0.0, 160.0, 80.0, 190.0),
+        &target,
+        f32::NEG_INFINITY
+    ));
+}
+
+#[test]
+fn a_curve_clipping_a_corner_does_not_end_there() {
+    // The edge n0 → n3 sweeps right over n2's top-right corner. It crosses n2's entry band heading sideways,
+    // aimed beside n2: no arrowhead of n2's.
+    let mut sc = Scene::new(380, 260, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 20.0, 100.0, 50.0));
+    sc.element("n2", Node, BBox::new(100.0, 142.0, 180.0, 172.0));
+    sc.element("n3", Node, BBox::new(290.0, 200.0, 350.0, 230.0));
+    let curve = bezier(
+        Point::new(60.0, 50.0),
+        Point::new(60.0, 130.0),
+        Point::new(140.0, 120.0),
+        Point::new(320.0, 200.0),
+        64,
+    );
+    sc.edge(&curve, 1.0);
+    let found = |aimed_terminals: bool| {
+        let params = EdgeParams {
+            aimed_terminals,
+            ..EdgeParams::default()
+        };
+        let r = recover_edges(
+            &sc.image,
+            sc.region(),
+            &sc.elements,
+            &sc.labels,
+            Direction::Vertical,
+            &params,
+        )
+        .unwrap();
+        triples(&r.edges)
+    };
+    assert_eq!(found(true), expect(&[("n0", "n3", None)]));
+    assert_eq!(
+        found(false),
+        expect(&[("n0", "n2", None), ("n0", "n3", None)])
+    );
+    assert!(EdgeParams::default().aimed_terminals);
+}
+
+#[test]
+fn an_arrowhead_is_aimed_into_its_box() {
+    use netron_ocr_core::edges::aims_into;
+    let b = BBox::new(100.0, 100.0, 160.0, 130.0);
+    let up = |x: f32, y: f32| {
+        let l = (x * x + y * y).sqrt();
+        Point::new(x / l, y / l)
+    };
+    // Straight down at the middle, and from the upper left near the left corner.
+    assert!(aims_into(&b, Point::new(130.0, 99.5), up(0.0, -1.0)));
+    assert!(aims_into(&b, Point::new(110.0, 99.5), up(-1.0, -1.0)));
+    // Sideways past the right corner, and a stroke heading up out of the box.
+    assert!(!aims_into(&b, Point::new(155.0, 99.5), up(-1.0, -0.3)));
+    assert!(!aims_into(&b, Point::new(130.0, 99.5), up(0.0, 1.0)));
+}
