@@ -110,6 +110,10 @@ pub struct Args {
     /// columns it was trained at (`ReadParams::width_margin`; faster, see `models/METRICS.md`, session 12).
     #[arg(long, value_name = "COLUMNS")]
     width_margin: Option<u32>,
+    /// Run each OCR crop's convolutional trunk on all 320 columns (`ReadParams::trim_margin` off; the same
+    /// readings, more time).
+    #[arg(long)]
+    no_trim: bool,
     /// Labelings kept by the OCR's prefix beam search per crop, candidates beside the greedy reading (default:
     /// the scanner's, `ReadParams::beam_width`; 1 = greedy only).
     #[arg(long, value_name = "N")]
@@ -322,6 +326,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.no_reread {
         params.read.reread_below = None;
+    }
+    if args.no_trim {
+        params.read.trim_margin = None;
     }
     if let Some(m) = args.width_margin {
         params.read.width_margin = Some(m);

@@ -2,7 +2,8 @@
 //! boxes and scores the recovered edges against the truth edges.
 //!
 //! Usage: `cargo run --release -p netron-ocr-core --example edge_eval -- --data DIR [--kind photo|shot]
-//! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose] [--min-rank-offset F|off]`
+//! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose] [--min-rank-offset F|off]
+//! [--unaimed-terminals]`
 //!
 //! DIR is a dataset (`DIR/scenes/<k>.photo.jpg|<k>.shot.png` with their `.json` truth, `docs/dataset.md`) or a
 //! folder holding such files directly (the test fixtures, including `render_*.png`). The region is the truth
@@ -15,6 +16,8 @@
 //! Truth edges are tagged with the failure-prone cases they belong to (fan-out: the source has several outgoing
 //! edges; crossing: its curve crosses another edge's curve; horizontal layout; dark theme; truncated: an endpoint
 //! is cut by the viewport or a curve point lies outside the image) and the recall of each tag is reported.
+//! `--min-rank-offset` and `--unaimed-terminals` set `EdgeParams::min_rank_offset` and turn
+//! `EdgeParams::aimed_terminals` off, to measure what each adds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

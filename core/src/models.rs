@@ -34,6 +34,9 @@
 //! with symbolic H and W was measured 7× slower per run than concrete ones (tract 0.23.9,
 //! `core/examples/batch_timing.rs`).
 //!
+//! Trunk and head ([`Model::run_padded`]): the OCR is also kept cut where its convolutional trunk ends, so that
+//! a crop's trunk runs only over its text and some padding, and the recurrent head over all 80 steps.
+//!
 //! Optimization: each plan is the decluttered typed graph with one rewrite of ours, then tract's codegen: the
 //! detector's ×2 upsamplings, stored as transposed convolutions of ones, become tract's nearest upsampling
 //! (`upsample_copying_deconvs`; the same outputs, bit for bit, `core/tests/detect_input_sizes.rs`), 2–5% less
@@ -255,6 +258,97 @@ pub struct Model {
     output_order: Vec<usize>,
     /// Variable-size models only: the plans per input shape.
     shapes: Option<Arc<ShapePlans>>,
+    /// The OCR only: its trunk and head apart ([`Model::run_padded`]).
+    trunk: Option<Arc<TrunkSplit>>,
+}
+
+/// The OCR cut where its convolutional trunk ends ([`Model::run_padded`]).
+struct TrunkSplit {
+    /// The rest of the network (recurrent layers, classifier) on the trunk's output at the nominal width.
+    head: Arc<TypedRunnableModel>,
+    /// The trunk's output at the nominal width: `[1, C, 1, W/4]`.
+    features: [usize; 4],
+    /// The trunk alone, per input width.
+    trunks: Mutex<PlanCache>,
+}
+
+/// Output columns at the right end of a trunk run taken as they are. The OCR trunk's output column `k` depends on
+/// input columns `4k − 15 ..= 4k + 17`, so the last four of a run see its right border (the convolutions' zero
+/// padding); the fifth is one to spare. The column before them sees only padding when the run's last 39 columns or
+/// more are padding (`crate::read::MIN_TRIM_MARGIN`).
+const BORDER_STEPS: usize = 5;
+
+/// The outlet where the OCR's convolutional trunk ends, in its decluttered graph for an input `W` columns wide:
+/// the last of the chain of 4-D tensors that starts at the input (each the only consumer of the one before),
+/// when it is `[1, C, 1, W/4]` (columns kept apart from here on: the recurrent layers read one column per step).
+/// `None` when the graph has no such chain.
+fn trunk_cut(model: &TypedModel, steps: usize) -> Option<OutletId> {
+    let input = *model.input_outlets().ok()?.first()?;
+    let mut at = input;
+    loop {
+        let successors = model.outlet_successors(at);
+        if successors.len() != 1 {
+            break;
+        }
+        let node = model.node(successors[0].node);
+        let next = OutletId::new(node.id, 0);
+        let rank = model.outlet_fact(next).ok()?.rank();
+        if node.outputs.len() != 1 || rank != 4 {
+            break;
+        }
+        at = next;
+    }
+    let shape = model.outlet_fact(at).ok()?.shape.as_concrete()?.to_vec();
+    (at != input && shape.len() == 4 && shape[0] == 1 && shape[2] == 1 && shape[3] == steps)
+        .then_some(at)
+}
+
+/// Splits the OCR at [`trunk_cut`]: the head on the trunk's output at the nominal width. `None` when the graph
+/// cannot be cut there.
+fn trunk_split(model: Parsed, chw: [usize; 3]) -> TractResult<Option<TrunkSplit>> {
+    let mut typed = declutter(model, chw)?;
+    let Some(cut) = trunk_cut(&typed, chw[2] / 4) else {
+        return Ok(None);
+    };
+    let shape = typed
+        .outlet_fact(cut)?
+        .shape
+        .as_concrete()
+        .map(<[usize]>::to_vec);
+    let Some(&[n, c, h, w]) = shape.as_deref() else {
+        return Ok(None);
+    };
+    // `compact` turns the node of an input outlet into a source and drops what only fed it.
+    typed.set_input_outlets(&[cut])?;
+    typed.compact()?;
+    Ok(Some(TrunkSplit {
+        head: finish(typed)?,
+        features: [n, c, h, w],
+        trunks: Mutex::new(PlanCache::default()),
+    }))
+}
+
+/// `input` (`[1, C, H, W]`) padded on the right to `width` columns with each row's last value.
+fn widened(input: &Tensor, width: usize) -> TractResult<Tensor> {
+    let view = input.to_plain_array_view::<f32>()?;
+    let &[n, c, h, w] = view.shape() else {
+        tract_nnef::internal::bail!("input {:?} is not 4-D", view.shape());
+    };
+    let wide = tract_ndarray::Array4::from_shape_fn((n, c, h, width), |(a, b, y, x)| {
+        view[[a, b, y, x.min(w - 1)]]
+    });
+    Ok(wide.into_tensor())
+}
+
+/// The OCR's trunk alone for the input `[1, C, H, W]`.
+fn trunk_plan(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableModel>> {
+    let mut typed = declutter(model, chw)?;
+    let Some(cut) = trunk_cut(&typed, chw[2] / 4) else {
+        tract_nnef::internal::bail!("no trunk to cut at width {}", chw[2]);
+    };
+    typed.select_output_outlets(&[cut])?;
+    typed.compact()?;
+    finish(typed)
 }
 
 /// The plans of a variable-size model for input shapes `(H, W)` other than the nominal one ([`Model::plan`]).
@@ -316,21 +410,30 @@ fn parse(bytes: &[u8]) -> TractResult<Parsed> {
 }
 
 /// Optimizes `model` for the concrete input `[1, C, H, W]`.
-#[cfg(feature = "onnx")]
 fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableModel>> {
+    finish(declutter(model, chw)?)
+}
+
+/// The decluttered typed graph of `model` for the concrete input `[1, C, H, W]`.
+#[cfg(feature = "onnx")]
+fn declutter(model: Parsed, chw: [usize; 3]) -> TractResult<TypedModel> {
     let [c, h, w] = chw;
-    let mut typed = model
+    model
         .with_input_fact(0, f32::fact([1, c, h, w]).into())?
         .into_typed()?
-        .into_decluttered()?;
+        .into_decluttered()
+}
+
+/// Our rewrites and tract's codegen on a decluttered graph.
+fn finish(mut typed: TypedModel) -> TractResult<Arc<TypedRunnableModel>> {
     upsample_copying_deconvs(&mut typed)?;
     typed.optimize()?;
     typed.into_runnable()
 }
 
-/// Optimizes `model` for the concrete input `[1, C, H, W]`.
+/// The decluttered typed graph of `model` for the concrete input `[1, C, H, W]`.
 #[cfg(not(feature = "onnx"))]
-fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableModel>> {
+fn declutter(model: Parsed, chw: [usize; 3]) -> TractResult<TypedModel> {
     let [c, h, w] = chw;
     let mut subs = HashMap::new();
     // The symbols `netron-ocr-convert` writes (its `SYMBOLS_HW`): H = 32·h, W = 32·w.
@@ -349,10 +452,7 @@ fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableMode
     if input.shape.to_tvec() != want {
         tract_nnef::internal::bail!("input fact {input:?} is not [1, {c}, {h}, {w}]");
     }
-    let mut typed = model.into_decluttered()?;
-    upsample_copying_deconvs(&mut typed)?;
-    typed.optimize()?;
-    typed.into_runnable()
+    model.into_decluttered()
 }
 
 /// Replaces each transposed convolution that only copies pixels by tract's nearest upsampling: a depthwise
@@ -490,6 +590,10 @@ impl Model {
                 cache: Mutex::new(PlanCache::default()),
             })
         });
+        let trunk = match kind {
+            ModelKind::Ocr => trunk_split(model.clone(), chw).map_err(load)?.map(Arc::new),
+            _ => None,
+        };
         let plan = optimize(model, chw).map_err(load)?;
         Ok(Model {
             kind,
@@ -497,6 +601,7 @@ impl Model {
             sha256,
             output_order,
             shapes,
+            trunk,
         })
     }
 
@@ -604,6 +709,88 @@ impl Model {
             }
         };
         self.run_on(&self.plan_for(h, w)?, input)
+    }
+
+    /// Whether [`Model::run_padded`] runs the trunk on the narrow input (the OCR, when its graph could be cut
+    /// where the trunk ends); otherwise it pads the input back to the nominal width.
+    pub fn trims_padding(&self) -> bool {
+        self.trunk.is_some()
+    }
+
+    /// Runs the OCR on `[1, C, H, W]`, W a multiple of [`HW_MULTIPLE`] up to the nominal width, as if it had been
+    /// padded to the nominal width with the value of its last columns: its outputs are those of
+    /// [`Model::run_any_size`] on the padded input (`[1, W/4, classes]` at the nominal W), for a fraction of the
+    /// trunk's time. Valid when the input's last 40 or more columns (all past the text) hold one value, as
+    /// [`crate::read`] pads a crop: the trunk (convolutions over 33 columns, downsampling by 4) then gives every
+    /// padding column out of the text's reach one output column, and the columns next to the right border
+    /// (the last five) only depend on the padding value. So the trunk runs on the narrow input, its output is
+    /// widened by repeating its last such column (keeping the border columns at the end), and the head runs at
+    /// the nominal width. A model without a trunk cut, or the nominal width, runs whole.
+    pub fn run_padded(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
+        let stage = self.kind.name();
+        let [c, hmax, wmax] = self.kind.input_chw();
+        let &[1, ch, h, w] = input.shape() else {
+            return self.run_any_size(input);
+        };
+        let steps = w / 4;
+        if ch != c || h != hmax || w >= wmax || !w.is_multiple_of(HW_MULTIPLE) {
+            return self.run_any_size(input);
+        }
+        let (Some(split), Some(shapes)) = (&self.trunk, &self.shapes) else {
+            return self
+                .run_any_size(widened(&input, wmax).map_err(|e| ScanError::inference(stage, e))?);
+        };
+        if steps <= BORDER_STEPS + 1 {
+            return self
+                .run_any_size(widened(&input, wmax).map_err(|e| ScanError::inference(stage, e))?);
+        }
+        let lock = || split.trunks.lock().unwrap_or_else(PoisonError::into_inner);
+        let cached = lock().get((h, w));
+        let trunk = match cached {
+            Some(plan) => plan,
+            None => {
+                let plan = trunk_plan(shapes.source.clone(), [c, h, w])
+                    .map_err(|e| ScanError::inference(stage, e))?;
+                lock().insert((h, w), plan.clone());
+                plan
+            }
+        };
+        let narrow = trunk
+            .run(tvec!(input.into_tvalue()))
+            .map_err(|e| ScanError::inference(stage, e))?
+            .remove(0)
+            .into_tensor();
+        let [n, fc, fh, fw] = split.features;
+        let view = narrow
+            .to_plain_array_view::<f32>()
+            .map_err(|e| ScanError::inference(stage, e))?;
+        if view.shape() != [n, fc, fh, steps] {
+            return Err(ScanError::Inference {
+                stage,
+                message: format!(
+                    "trunk output {:?}, expected [{n}, {fc}, {fh}, {steps}]",
+                    view.shape()
+                ),
+            });
+        }
+        let last_free = steps - BORDER_STEPS - 1;
+        let column = |j: usize| {
+            if j < last_free {
+                j
+            } else if j < fw - BORDER_STEPS {
+                last_free
+            } else {
+                steps - (fw - j)
+            }
+        };
+        let wide = tract_ndarray::Array4::from_shape_fn((n, fc, fh, fw), |(a, b, y, j)| {
+            view[[a, b, y, column(j)]]
+        });
+        let outputs = split
+            .head
+            .run(tvec!(wide.into_tensor().into_tvalue()))
+            .map_err(|e| ScanError::inference(stage, e))?;
+        self.ordered(outputs)
     }
 
     /// Runs the model on one input tensor (shape `[N, C, H, W]`, see the module table; `N` must be 1 for the

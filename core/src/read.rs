@@ -17,6 +17,11 @@
 //! - output `logits [N, T, C]` (T = 80 steps, C = blank + symbols); decoding: argmax per step, collapse
 //!   repeats, drop the blank (class 0).
 //!
+//! Padding columns skipped ([`ReadParams::trim_margin`], on by default): each crop runs at [`run_width`] with a
+//! margin of 48 through [`crate::models::Model::run_padded`], which runs the convolutional trunk on those columns
+//! only and rebuilds the padding columns it leaves out, so the logits are those of the 320-column input (to float
+//! rounding) for about 70% of the trunk's time.
+//!
 //! Run width ([`ReadParams::width_margin`], off by default): the model is trained at 320 columns, but its layers
 //! are convolutions and a recurrent layer over the columns, so [`TextReader::read`] can run each crop only as wide
 //! as its text plus a margin of padding ([`run_width`]: `[1, 1, 48, W]`, `T = W / 4` steps), on the OCR plan for
@@ -73,6 +78,11 @@ pub struct ReadParams {
     /// read stage about a quarter faster but lost up to 1.4 points on weight rows and port names, a margin of 64
     /// lost 1.1 points of weight-row recall on photos (`models/METRICS.md`, session 12); a speed option.
     pub width_margin: Option<u32>,
+    /// Without a [`ReadParams::width_margin`], each crop's convolutional trunk runs only on its text plus at
+    /// least this many columns of padding ([`run_width`]; at least [`MIN_TRIM_MARGIN`]), and the padding
+    /// columns the trunk leaves out are rebuilt exactly ([`crate::models::Model::run_padded`]): the same logits
+    /// as at `input_width`, for less trunk time. `None`: the trunk runs on every column. Default `Some(48)`.
+    pub trim_margin: Option<u32>,
     /// Labelings kept by the prefix beam search of each crop ([`ctc_beam`]); they join the greedy readings as
     /// candidates for the box's text (module doc). `1` (or `0`): greedy decoding only. Default 1: on 6,000
     /// validation crops (truth boxes) a beam of 4 read 0.7957 exact against 0.7935 from one crop, but 0.8008
@@ -89,10 +99,17 @@ impl Default for ReadParams {
             reread_below: Some(0.5),
             reread_pads: &[0.3],
             width_margin: None,
+            trim_margin: Some(48),
             beam_width: 1,
         }
     }
 }
+
+/// Fewest padding columns a crop keeps past its text when the trunk is trimmed ([`ReadParams::trim_margin`]): the
+/// trunk's output column `k` sees input columns `4k − 15 ..= 4k + 17`, and the sixth column from a run's end must
+/// see padding only (39 columns). In onnxruntime 40 gave the full width's logits bit for bit on 1,500 validation
+/// crops, 32 did not (`models/METRICS.md`, session 17).
+pub const MIN_TRIM_MARGIN: u32 = 40;
 
 /// The text read from one box.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,16 +290,37 @@ impl TextReader {
         let mut out = Vec::with_capacity(boxes.len());
         let classes = self.alphabet.classes();
         let (h, max_w) = (self.alphabet.input_height, self.alphabet.input_width);
+        let trim = match self.params.width_margin {
+            Some(_) => None,
+            None => self.params.trim_margin.map(|m| m.max(MIN_TRIM_MARGIN)),
+        };
+        let margin = self.params.width_margin.or(trim);
         for chunk in boxes.chunks(self.params.batch_size.max(1)) {
             let inputs = chunk
                 .iter()
                 .map(|b| {
                     let (pixels, w) =
                         text_crop_padded(image, b, &self.alphabet, skew_deg, pad_fraction)?;
-                    crop_input(&pixels, w, h, run_width(w, self.params.width_margin, max_w))
+                    crop_input(&pixels, w, h, run_width(w, margin, max_w))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            for logits in self.model.run_each_single(inputs)? {
+            let outputs = match trim {
+                Some(_) => inputs
+                    .into_iter()
+                    .map(|input| {
+                        self.model
+                            .run_padded(input)?
+                            .into_iter()
+                            .next()
+                            .ok_or_else(|| ScanError::Inference {
+                                stage: STAGE,
+                                message: "no output".into(),
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                None => self.model.run_each_single(inputs)?,
+            };
+            for logits in outputs {
                 let view = logits
                     .to_plain_array_view::<f32>()
                     .map_err(|e| ScanError::inference(STAGE, e))?;

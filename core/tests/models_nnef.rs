@@ -113,3 +113,26 @@ fn upsampling_deconvolutions_run_as_nearest_upsampling() {
     let plan = set.get(ModelKind::Detector).plan_for(352, 512).unwrap();
     fixture_support::assert_upsamplings_are_nearest(&plan, "352x512");
 }
+
+#[test]
+fn the_nnef_ocr_trims_its_padding_columns() {
+    let set = ModelSet::bundled().expect("bundled NNEF models load");
+    let ocr = set.get(ModelKind::Ocr);
+    assert!(ocr.trims_padding());
+    // Text over the first 120 columns, one padding value after it, as the text reader pads a crop.
+    let mut full = input(&[1, 1, 48, 320]);
+    {
+        let mut plain = full.try_as_plain_ram_mut().unwrap();
+        let data = plain.as_slice_mut::<f32>().unwrap();
+        for row in data.chunks_exact_mut(320) {
+            row[120..].fill(0.3);
+        }
+    }
+    let want = onnx_outputs(ModelKind::Ocr, &full).remove(0);
+    let got = ocr
+        .run_padded(full.slice(3, 0, 192).unwrap())
+        .unwrap()
+        .remove(0);
+    let diff = max_abs_diff(&got, &want);
+    assert!(diff <= 1e-4, "{diff}");
+}

@@ -8,7 +8,7 @@ use netron_ocr_core::graph::BBox;
 use netron_ocr_core::models::ModelKind;
 use netron_ocr_core::read::{
     ctc_best_path_log_prob, ctc_greedy, ctc_log_likelihood, ocr_input, run_width, text_crop,
-    text_input, ReadParams, TextReader,
+    text_input, ReadParams, TextReader, MIN_TRIM_MARGIN,
 };
 use netron_ocr_core::vocab::Alphabet;
 use netron_ocr_core::ScanError;
@@ -300,4 +300,49 @@ fn odd_skews_fall_back_to_axis_aligned_crops() {
     let turned = text_crop(&img, &b, &a, 5.0).unwrap();
     assert_ne!(turned, upright);
     assert_eq!(turned.0.len(), 48 * turned.1 as usize);
+}
+
+#[test]
+fn a_trimmed_trunk_gives_the_full_width_logits() {
+    let model = fixture_support::model(ModelKind::Ocr);
+    assert!(model.trims_padding());
+    let a = Alphabet::bundled().unwrap();
+    let classes = a.classes();
+    let max_w = a.input_width;
+    let (mut compared, mut worst) = (0usize, 0.0f32);
+    for (name, img, boxes, _, skew) in fixture_texts() {
+        for b in &boxes {
+            let (_, w) = text_crop(&img, b, &a, skew).unwrap();
+            let full = text_input(&img, b, &a, skew).unwrap();
+            let want = model.run(full.clone()).unwrap().remove(0);
+            let want = want.to_plain_array_view::<f32>().unwrap();
+            for margin in [MIN_TRIM_MARGIN, 48] {
+                let width = run_width(w, Some(margin), max_w) as usize;
+                if width == max_w as usize {
+                    continue;
+                }
+                // The crop padded to `width` columns is the full input's first `width` columns.
+                let narrow = full.slice(3, 0, width).unwrap();
+                let got = model.run_padded(narrow).unwrap().remove(0);
+                let got = got.to_plain_array_view::<f32>().unwrap();
+                assert_eq!(got.shape(), want.shape(), "{name}");
+                let diff = got
+                    .iter()
+                    .zip(want.iter())
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0.0f32, f32::max);
+                worst = worst.max(diff);
+                let (g, t) = (got.as_slice().unwrap(), want.as_slice().unwrap());
+                assert_eq!(
+                    ctc_greedy(g, classes).classes,
+                    ctc_greedy(t, classes).classes,
+                    "{name} {b:?} width {width}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    println!("trimmed trunk: {compared} crops, max |logit difference| {worst:e}");
+    assert!(compared >= 40, "{compared}");
+    assert!(worst <= 1e-4, "{worst}");
 }
