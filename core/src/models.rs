@@ -303,10 +303,9 @@ fn trunk_cut(model: &TypedModel, steps: usize) -> Option<OutletId> {
         .then_some(at)
 }
 
-/// Splits the OCR at [`trunk_cut`]: the head on the trunk's output at the nominal width. `None` when the graph
-/// cannot be cut there.
-fn trunk_split(model: Parsed, chw: [usize; 3]) -> TractResult<Option<TrunkSplit>> {
-    let mut typed = declutter(model, chw)?;
+/// Splits the OCR's decluttered graph `typed` (input `[1, C, H, W]` of `chw`) at [`trunk_cut`]: the head on the
+/// trunk's output at that width. `None` when the graph cannot be cut there.
+fn trunk_split(mut typed: TypedModel, chw: [usize; 3]) -> TractResult<Option<TrunkSplit>> {
     let Some(cut) = trunk_cut(&typed, chw[2] / 4) else {
         return Ok(None);
     };
@@ -387,6 +386,27 @@ impl PlanCache {
         self.order.retain(|&k| k != hw);
         self.order.push_back(hw);
     }
+}
+
+/// The plan for `hw` from `cache`, or built now and cached. Built outside the lock (tens of ms), so other shapes
+/// keep running; two threads asking for the same new shape at once may both build it, and the first one stored
+/// is kept.
+fn cached_plan(
+    cache: &Mutex<PlanCache>,
+    hw: (usize, usize),
+    build: impl FnOnce() -> Result<Arc<TypedRunnableModel>, ScanError>,
+) -> Result<Arc<TypedRunnableModel>, ScanError> {
+    let lock = || cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(plan) = lock().get(hw) {
+        return Ok(plan);
+    }
+    let plan = build()?;
+    let mut cache = lock();
+    if let Some(first) = cache.get(hw) {
+        return Ok(first);
+    }
+    cache.insert(hw, plan.clone());
+    Ok(plan)
 }
 
 /// A parsed model whose input size is not fixed yet: ONNX as parsed, or an NNEF graph whose variable sides are
@@ -590,11 +610,12 @@ impl Model {
                 cache: Mutex::new(PlanCache::default()),
             })
         });
+        let typed = declutter(model, chw).map_err(load)?;
         let trunk = match kind {
-            ModelKind::Ocr => trunk_split(model.clone(), chw).map_err(load)?.map(Arc::new),
+            ModelKind::Ocr => trunk_split(typed.clone(), chw).map_err(load)?.map(Arc::new),
             _ => None,
         };
-        let plan = optimize(model, chw).map_err(load)?;
+        let plan = finish(typed).map_err(load)?;
         Ok(Model {
             kind,
             plan,
@@ -663,20 +684,9 @@ impl Model {
         if (h, w) == (hmax, wmax) {
             return Ok(self.plan.clone());
         }
-        let lock = || shapes.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(plan) = lock().get((h, w)) {
-            return Ok(plan);
-        }
-        // Optimized outside the lock (tens of ms), so other shapes keep running; two threads asking for the same
-        // new shape at once may both build it, and the first one stored is kept.
-        let plan = optimize(shapes.source.clone(), [c, h, w])
-            .map_err(|e| ScanError::inference(stage, e))?;
-        let mut cache = lock();
-        if let Some(first) = cache.get((h, w)) {
-            return Ok(first);
-        }
-        cache.insert((h, w), plan.clone());
-        Ok(plan)
+        cached_plan(&shapes.cache, (h, w), || {
+            optimize(shapes.source.clone(), [c, h, w]).map_err(|e| ScanError::inference(stage, e))
+        })
     }
 
     /// The input shapes `(H, W)` with a cached plan besides the nominal one, least recently used first (empty for
@@ -719,42 +729,32 @@ impl Model {
 
     /// Runs the OCR on `[1, C, H, W]`, W a multiple of [`HW_MULTIPLE`] up to the nominal width, as if it had been
     /// padded to the nominal width with the value of its last columns: its outputs are those of
-    /// [`Model::run_any_size`] on the padded input (`[1, W/4, classes]` at the nominal W), for a fraction of the
+    /// [`Model::run_any_size`] on the padded input (its one output, `[1, W/4, classes]` at the nominal W), for a fraction of the
     /// trunk's time. Valid when the input's last 40 or more columns (all past the text) hold one value, as
     /// [`crate::read`] pads a crop: the trunk (convolutions over 33 columns, downsampling by 4) then gives every
     /// padding column out of the text's reach one output column, and the columns next to the right border
     /// (the last five) only depend on the padding value. So the trunk runs on the narrow input, its output is
     /// widened by repeating its last such column (keeping the border columns at the end), and the head runs at
     /// the nominal width. A model without a trunk cut, or the nominal width, runs whole.
-    pub fn run_padded(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
+    pub fn run_padded(&self, input: Tensor) -> Result<Tensor, ScanError> {
         let stage = self.kind.name();
         let [c, hmax, wmax] = self.kind.input_chw();
         let &[1, ch, h, w] = input.shape() else {
-            return self.run_any_size(input);
+            return self.first_output(self.run_any_size(input)?);
         };
         let steps = w / 4;
         if ch != c || h != hmax || w >= wmax || !w.is_multiple_of(HW_MULTIPLE) {
-            return self.run_any_size(input);
+            return self.first_output(self.run_any_size(input)?);
         }
-        let (Some(split), Some(shapes)) = (&self.trunk, &self.shapes) else {
-            return self
-                .run_any_size(widened(&input, wmax).map_err(|e| ScanError::inference(stage, e))?);
+        let cut =
+            (self.trunk.as_ref().zip(self.shapes.as_ref())).filter(|_| steps > BORDER_STEPS + 1);
+        let Some((split, shapes)) = cut else {
+            let wide = widened(&input, wmax).map_err(|e| ScanError::inference(stage, e))?;
+            return self.first_output(self.run_any_size(wide)?);
         };
-        if steps <= BORDER_STEPS + 1 {
-            return self
-                .run_any_size(widened(&input, wmax).map_err(|e| ScanError::inference(stage, e))?);
-        }
-        let lock = || split.trunks.lock().unwrap_or_else(PoisonError::into_inner);
-        let cached = lock().get((h, w));
-        let trunk = match cached {
-            Some(plan) => plan,
-            None => {
-                let plan = trunk_plan(shapes.source.clone(), [c, h, w])
-                    .map_err(|e| ScanError::inference(stage, e))?;
-                lock().insert((h, w), plan.clone());
-                plan
-            }
-        };
+        let trunk = cached_plan(&split.trunks, (h, w), || {
+            trunk_plan(shapes.source.clone(), [c, h, w]).map_err(|e| ScanError::inference(stage, e))
+        })?;
         let narrow = trunk
             .run(tvec!(input.into_tvalue()))
             .map_err(|e| ScanError::inference(stage, e))?
@@ -790,7 +790,7 @@ impl Model {
             .head
             .run(tvec!(wide.into_tensor().into_tvalue()))
             .map_err(|e| ScanError::inference(stage, e))?;
-        self.ordered(outputs)
+        self.first_output(self.ordered(outputs)?)
     }
 
     /// Runs the model on one input tensor (shape `[N, C, H, W]`, see the module table; `N` must be 1 for the
@@ -848,16 +848,19 @@ impl Model {
     ) -> Result<Vec<Tensor>, ScanError> {
         self.run_each(inputs)?
             .into_iter()
-            .map(|outputs| {
-                outputs
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| ScanError::Inference {
-                        stage: self.kind.name(),
-                        message: "no output".into(),
-                    })
-            })
+            .map(|outputs| self.first_output(outputs))
             .collect()
+    }
+
+    /// The first of a run's outputs (the only one of the classifier and the OCR).
+    fn first_output(&self, outputs: Vec<Tensor>) -> Result<Tensor, ScanError> {
+        outputs
+            .into_iter()
+            .next()
+            .ok_or_else(|| ScanError::Inference {
+                stage: self.kind.name(),
+                message: "no output".into(),
+            })
     }
 
     /// The batch `N` of an input of `shape` if it is `[N, C, H, W]` with the nominal C, H, W and `N ≥ 1`

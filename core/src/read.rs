@@ -290,11 +290,9 @@ impl TextReader {
         let mut out = Vec::with_capacity(boxes.len());
         let classes = self.alphabet.classes();
         let (h, max_w) = (self.alphabet.input_height, self.alphabet.input_width);
-        let trim = match self.params.width_margin {
-            Some(_) => None,
-            None => self.params.trim_margin.map(|m| m.max(MIN_TRIM_MARGIN)),
-        };
-        let margin = self.params.width_margin.or(trim);
+        let trim = self.params.width_margin.is_none() && self.params.trim_margin.is_some();
+        let margin =
+            (self.params.width_margin).or(self.params.trim_margin.map(|m| m.max(MIN_TRIM_MARGIN)));
         for chunk in boxes.chunks(self.params.batch_size.max(1)) {
             let inputs = chunk
                 .iter()
@@ -304,21 +302,12 @@ impl TextReader {
                     crop_input(&pixels, w, h, run_width(w, margin, max_w))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let outputs = match trim {
-                Some(_) => inputs
-                    .into_iter()
-                    .map(|input| {
-                        self.model
-                            .run_padded(input)?
-                            .into_iter()
-                            .next()
-                            .ok_or_else(|| ScanError::Inference {
-                                stage: STAGE,
-                                message: "no output".into(),
-                            })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                None => self.model.run_each_single(inputs)?,
+            let outputs = if trim {
+                (inputs.into_iter())
+                    .map(|input| self.model.run_padded(input))
+                    .collect::<Result<Vec<_>, _>>()?
+            } else {
+                self.model.run_each_single(inputs)?
             };
             for logits in outputs {
                 let view = logits

@@ -444,16 +444,7 @@ fn a_box_on_the_targets_rank_is_no_source() {
             min_rank_offset,
             ..EdgeParams::default()
         };
-        let r = recover_edges(
-            &sc.image,
-            sc.region(),
-            &sc.elements,
-            &sc.labels,
-            Direction::Vertical,
-            &params,
-        )
-        .unwrap();
-        triples(&r.edges)
+        triples(&sc.recover_with(Direction::Vertical, &params).unwrap().edges)
     };
     assert_eq!(found(0.5), expect(&[("n0", "n2", None)]));
     // Without the check the stray curve joins the two boxes of one rank.
@@ -522,16 +513,7 @@ fn a_curve_clipping_a_corner_does_not_end_there() {
             aimed_terminals,
             ..EdgeParams::default()
         };
-        let r = recover_edges(
-            &sc.image,
-            sc.region(),
-            &sc.elements,
-            &sc.labels,
-            Direction::Vertical,
-            &params,
-        )
-        .unwrap();
-        triples(&r.edges)
+        triples(&sc.recover_with(Direction::Vertical, &params).unwrap().edges)
     };
     assert_eq!(found(true), expect(&[("n0", "n3", None)]));
     assert_eq!(

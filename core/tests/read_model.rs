@@ -323,7 +323,7 @@ fn a_trimmed_trunk_gives_the_full_width_logits() {
                 }
                 // The crop padded to `width` columns is the full input's first `width` columns.
                 let narrow = full.slice(3, 0, width).unwrap();
-                let got = model.run_padded(narrow).unwrap().remove(0);
+                let got = model.run_padded(narrow).unwrap();
                 let got = got.to_plain_array_view::<f32>().unwrap();
                 assert_eq!(got.shape(), want.shape(), "{name}");
                 let diff = got

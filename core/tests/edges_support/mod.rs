@@ -249,13 +249,22 @@ impl Scene {
     /// `recover_edges` on the whole scene (its image, [`Scene::region`], elements and labels) with the
     /// default parameters.
     pub fn recover(&self, direction: Direction) -> Result<EdgeResult, EdgeError> {
+        self.recover_with(direction, &EdgeParams::default())
+    }
+
+    /// [`Scene::recover`] with `params`.
+    pub fn recover_with(
+        &self,
+        direction: Direction,
+        params: &EdgeParams,
+    ) -> Result<EdgeResult, EdgeError> {
         recover_edges(
             &self.image,
             self.region(),
             &self.elements,
             &self.labels,
             direction,
-            &EdgeParams::default(),
+            params,
         )
     }
 }
