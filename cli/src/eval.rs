@@ -56,6 +56,10 @@ pub struct Args {
     /// off).
     #[arg(long)]
     unaimed_terminals: bool,
+    /// Estimate the layout direction from the boxes alone, not from the strokes crossing their sides first
+    /// (`ScanParams::direction_from_crossings` off).
+    #[arg(long)]
+    direction_from_boxes: bool,
     /// Keep overlapping detections of different classes (measures what cross-class NMS adds).
     #[arg(long)]
     no_cross_class_nms: bool,
@@ -286,6 +290,7 @@ pub fn run(args: &Args) -> u8 {
         params.edges.min_rank_offset = f;
     }
     params.edges.aimed_terminals = !args.unaimed_terminals;
+    params.direction_from_crossings = !args.direction_from_boxes;
     if args.no_cross_class_nms {
         params.detect.cross_class_iou = f64::INFINITY;
     }

@@ -49,6 +49,10 @@
 //! Every traced edge's confidence is the share of its traced length that was on ink (gaps count against it, coasting
 //! across label boxes does not), times a penalty for an unusual exit side. [`EdgeDebug`] holds an overlay of the
 //! ink, the masks, the terminals and the traces. `models/METRICS.md` has the measured accuracy.
+//!
+//! The layout direction itself can be read from the same ink before any of this: [`side_crossings`] counts the
+//! box sides that strokes cross, top and bottom in a vertical layout, left and right in a horizontal one (the
+//! scanner's `direction_from_crossings`).
 
 use std::collections::HashSet;
 
@@ -609,26 +613,66 @@ pub fn ink_polarity(luma: &[f32], width: u32, label_boxes: &[BBox]) -> Polarity 
     }
 }
 
-/// Running maximum (`max == true`) or minimum over a square window of radius `r`, separable.
+/// Running maximum (`max == true`) or minimum over a square window of radius `r`, separable; the window is clipped
+/// at the raster's borders.
 fn square_filter(src: &[f32], w: usize, h: usize, r: usize, max: bool) -> Vec<f32> {
-    let pick = |a: f32, b: f32| if max { a.max(b) } else { a.min(b) };
+    if max {
+        square_extreme(src, w, h, r, f32::NEG_INFINITY, f32::max)
+    } else {
+        square_extreme(src, w, h, r, f32::INFINITY, f32::min)
+    }
+}
+
+/// [`square_filter`] with `pick` (max or min) and its identity. Whole rows at a time, so the loops vectorise:
+/// along a row by doubling windows over a row padded with the identity (a window of 2k values is the pick of
+/// two windows of k, shifted by k; the last step overlaps two windows), across rows by picking whole rows. Max
+/// and min are exact, so the order of picking does not change the result.
+fn square_extreme<F: Fn(f32, f32) -> f32>(
+    src: &[f32],
+    w: usize,
+    h: usize,
+    r: usize,
+    identity: f32,
+    pick: F,
+) -> Vec<f32> {
+    if w == 0 || h == 0 {
+        return Vec::new();
+    }
+    let n = 2 * r + 1;
     let mut tmp = vec![0.0f32; w * h];
-    for y in 0..h {
-        let row = &src[y * w..(y + 1) * w];
-        for x in 0..w {
-            let (a, b) = (x.saturating_sub(r), (x + r).min(w - 1));
-            tmp[y * w + x] = row[a..=b].iter().copied().reduce(pick).unwrap_or(0.0);
+    let mut padded = vec![identity; w + 2 * r];
+    let mut next = vec![identity; w + 2 * r];
+    for (row, out) in src.chunks_exact(w).zip(tmp.chunks_exact_mut(w)) {
+        padded.fill(identity);
+        padded[r..r + w].copy_from_slice(row);
+        // `padded[i]` holds the pick of the k values from i on (identity past the end).
+        let mut k = 1;
+        while 2 * k <= n {
+            let len = padded.len();
+            for (i, v) in next[..len - k].iter_mut().enumerate() {
+                *v = pick(padded[i], padded[i + k]);
+            }
+            next[len - k..].copy_from_slice(&padded[len - k..]);
+            std::mem::swap(&mut padded, &mut next);
+            k *= 2;
+        }
+        let shift = n - k;
+        for (x, v) in out.iter_mut().enumerate() {
+            *v = if shift == 0 {
+                padded[x]
+            } else {
+                pick(padded[x], padded[x + shift])
+            };
         }
     }
     let mut out = vec![0.0f32; w * h];
-    for y in 0..h {
+    for (y, row) in out.chunks_exact_mut(w).enumerate() {
         let (a, b) = (y.saturating_sub(r), (y + r).min(h - 1));
-        for x in 0..w {
-            let mut v = tmp[a * w + x];
-            for yy in a + 1..=b {
-                v = pick(v, tmp[yy * w + x]);
+        row.copy_from_slice(&tmp[a * w..(a + 1) * w]);
+        for other in tmp[(a + 1) * w..(b + 1) * w].chunks_exact(w) {
+            for (v, o) in row.iter_mut().zip(other) {
+                *v = pick(*v, *o);
             }
-            out[y * w + x] = v;
         }
     }
     out
@@ -745,20 +789,28 @@ pub fn ink_map(
 
 /// 3×3 binomial smoothing (`[1 2 1] / 4` in each direction), edges clamped.
 fn binomial3(src: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mix = |l: f32, c: f32, r: f32| 0.25 * l + 0.5 * c + 0.25 * r;
     let mut tmp = vec![0.0f32; w * h];
-    for y in 0..h {
-        let row = &src[y * w..(y + 1) * w];
-        for x in 0..w {
-            let l = row[x.saturating_sub(1)];
-            let r = row[(x + 1).min(w - 1)];
-            tmp[y * w + x] = 0.25 * l + 0.5 * row[x] + 0.25 * r;
+    for (row, out) in src.chunks_exact(w).zip(tmp.chunks_exact_mut(w)) {
+        out[0] = mix(row[0], row[0], row[1.min(w - 1)]);
+        if w > 1 {
+            out[w - 1] = mix(row[w - 2], row[w - 1], row[w - 1]);
+        }
+        if w > 2 {
+            let inner = out[1..w - 1].iter_mut().zip(row.windows(3));
+            for (v, lcr) in inner {
+                *v = mix(lcr[0], lcr[1], lcr[2]);
+            }
         }
     }
     let mut out = vec![0.0f32; w * h];
-    for y in 0..h {
+    for (y, row) in out.chunks_exact_mut(w).enumerate() {
         let (a, b) = (y.saturating_sub(1), (y + 1).min(h - 1));
-        for x in 0..w {
-            out[y * w + x] = 0.25 * tmp[a * w + x] + 0.5 * tmp[y * w + x] + 0.25 * tmp[b * w + x];
+        let above = &tmp[a * w..(a + 1) * w];
+        let centre = &tmp[y * w..(y + 1) * w];
+        let below = &tmp[b * w..(b + 1) * w];
+        for (x, v) in row.iter_mut().enumerate() {
+            *v = mix(above[x], centre[x], below[x]);
         }
     }
     out
@@ -1128,6 +1180,82 @@ pub fn is_upstream(source: &BBox, target: &BBox, min_offset: f32) -> bool {
     offset >= min_offset * source.height().max(target.height())
 }
 
+/// Sides of the element boxes that a stroke crosses, by the axis the strokes run along there: Netron's edges leave
+/// and enter the boxes through their bottom and top sides in a vertical layout, through their right and left
+/// sides in a horizontal one ([`side_crossings`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SideCrossings {
+    /// Top and bottom sides crossed.
+    pub vertical: u32,
+    /// Left and right sides crossed.
+    pub horizontal: u32,
+}
+
+/// Counts the sides of `elements` (source pixels, inside `region` of `image`) that a stroke crosses: a side counts
+/// when an 8-connected path of ink (strength ≥ 0.5, [`ink_map`] of the untransposed region, every element and
+/// label box masked) runs through the band just outside it, [`EdgeParams::terminal_band`] units (at least 4
+/// working pixels) deep, from its outer row to the row next to the box, along the side but for one band depth at
+/// each end. A stroke running along the side stays in one or two of the band's rows, and one passing the box
+/// crosses the bands of its lateral sides only at the corners left out: neither counts.
+pub fn side_crossings(
+    image: &RgbImage,
+    region: BBox,
+    elements: &[Element],
+    labels: &[Label],
+    params: &EdgeParams,
+) -> Result<SideCrossings, EdgeError> {
+    let ink = region_ink(image, region, elements, labels, Direction::Vertical, params)?;
+    let frame = ink.frame;
+    let (w, h) = (frame.width as usize, frame.height as usize);
+    let depth = (params.terminal_band * frame.unit()).max(4.0);
+    let mut out = SideCrossings::default();
+    for b in &ink.element_boxes {
+        // The sides' spans without their ends.
+        let span_x = pixel_span(b.x0 + depth, b.x1 - depth, w);
+        let span_y = pixel_span(b.y0 + depth, b.y1 - depth, h);
+        for side in [Side::Top, Side::Bottom, Side::Left, Side::Right] {
+            // Band pixels as (along, across) ranges; `along` runs parallel to the side.
+            let (along, across) = match side {
+                Side::Top => (span_x, pixel_span(b.y0 - depth, b.y0, h)),
+                Side::Bottom => (span_x, pixel_span(b.y1, b.y1 + depth, h)),
+                Side::Left => (span_y, pixel_span(b.x0 - depth, b.x0, w)),
+                Side::Right => (span_y, pixel_span(b.x1, b.x1 + depth, w)),
+            };
+            if along.1 - along.0 < 1 || across.1 - across.0 < 4 {
+                continue;
+            }
+            let rows: Vec<usize> = match side {
+                Side::Top | Side::Left => (across.0..across.1).collect(),
+                _ => (across.0..across.1).rev().collect(),
+            };
+            let inked = |i: usize, j: usize| match side {
+                Side::Top | Side::Bottom => ink.at(i as i64, j as i64) >= 0.5,
+                _ => ink.at(j as i64, i as i64) >= 0.5,
+            };
+            let mut reach: Vec<bool> = (along.0..along.1).map(|i| inked(i, rows[0])).collect();
+            for &j in &rows[1..] {
+                let n = reach.len();
+                reach = (0..n)
+                    .map(|k| {
+                        let near = reach[k.saturating_sub(1)..(k + 2).min(n)].contains(&true);
+                        near && inked(along.0 + k, j)
+                    })
+                    .collect();
+                if !reach.contains(&true) {
+                    break;
+                }
+            }
+            if reach.contains(&true) {
+                match side {
+                    Side::Top | Side::Bottom => out.vertical += 1,
+                    _ => out.horizontal += 1,
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The trace as it ended, or the pending fallback source when it found none.
 fn settle(trace: Trace, pending: Option<(usize, Trace)>) -> Trace {
     match (trace.end, pending) {
@@ -1404,17 +1532,16 @@ fn validate(elements: &[Element], labels: &[Label]) -> Result<(), EdgeError> {
     Ok(())
 }
 
-/// Recovers the edges between `elements` drawn inside `region` (source pixels) of `image`, and attaches `labels`
-/// to them. `direction` is the layout direction (Netron's default is vertical). All stages are described in the
-/// module doc; the result's edges are sorted by (to, from) and carry the traced curves in source pixels.
-pub fn recover_edges(
+/// Stages 1 and 2 for `region` of `image`: the elements and labels checked ([`validate`]), the unit
+/// ([`EdgeParams::unit_px`] or [`estimate_unit`]), the working raster for `direction` and its ink map.
+fn region_ink(
     image: &RgbImage,
     region: BBox,
     elements: &[Element],
     labels: &[Label],
     direction: Direction,
     params: &EdgeParams,
-) -> Result<EdgeResult, EdgeError> {
+) -> Result<InkMap, EdgeError> {
     validate(elements, labels)?;
     let unit = params
         .unit_px
@@ -1428,7 +1555,22 @@ pub fn recover_edges(
         direction,
         params,
     )?;
-    let ink = ink_map(image, frame, elements, labels, params);
+    Ok(ink_map(image, frame, elements, labels, params))
+}
+
+/// Recovers the edges between `elements` drawn inside `region` (source pixels) of `image`, and attaches `labels`
+/// to them. `direction` is the layout direction (Netron's default is vertical). All stages are described in the
+/// module doc; the result's edges are sorted by (to, from) and carry the traced curves in source pixels.
+pub fn recover_edges(
+    image: &RgbImage,
+    region: BBox,
+    elements: &[Element],
+    labels: &[Label],
+    direction: Direction,
+    params: &EdgeParams,
+) -> Result<EdgeResult, EdgeError> {
+    let ink = region_ink(image, region, elements, labels, direction, params)?;
+    let frame = ink.frame;
     let terminals = find_terminals(&ink, elements, params);
     let traces: Vec<Trace> = terminals
         .iter()
@@ -1573,4 +1715,81 @@ fn draw_overlay(ink: &InkMap, terminals: &[Terminal], traces: &[Trace]) -> RgbIm
         }
     }
     img
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain definition of [`square_filter`]: every window read in full.
+    fn square_filter_naive(src: &[f32], w: usize, h: usize, r: usize, max: bool) -> Vec<f32> {
+        let pick = |a: f32, b: f32| if max { a.max(b) } else { a.min(b) };
+        let mut out = vec![0.0f32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let mut v = src[y * w + x];
+                for yy in y.saturating_sub(r)..=(y + r).min(h - 1) {
+                    for xx in x.saturating_sub(r)..=(x + r).min(w - 1) {
+                        v = pick(v, src[yy * w + xx]);
+                    }
+                }
+                out[y * w + x] = v;
+            }
+        }
+        out
+    }
+
+    /// The plain definition of [`binomial3`].
+    fn binomial3_naive(src: &[f32], w: usize, h: usize) -> Vec<f32> {
+        let at = |x: usize, y: usize| src[y.min(h - 1) * w + x.min(w - 1)];
+        let mut tmp = vec![0.0f32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                tmp[y * w + x] =
+                    0.25 * at(x.saturating_sub(1), y) + 0.5 * at(x, y) + 0.25 * at(x + 1, y);
+            }
+        }
+        let t = |x: usize, y: usize| tmp[y.min(h - 1) * w + x];
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = (i % w, i / w);
+                0.25 * t(x, y.saturating_sub(1)) + 0.5 * t(x, y) + 0.25 * t(x, y + 1)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn binomial3_is_the_clamped_stencil() {
+        for (w, h) in [(1, 1), (1, 5), (2, 2), (5, 1), (13, 7)] {
+            let src: Vec<f32> = (0..w * h).map(|i| ((i * 37) % 101) as f32 * 1.7).collect();
+            assert_eq!(
+                binomial3(&src, w, h),
+                binomial3_naive(&src, w, h),
+                "{w}x{h}"
+            );
+        }
+    }
+
+    #[test]
+    fn square_filter_is_the_clipped_window_extreme() {
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % 1000) as f32 * 0.25
+        };
+        for (w, h) in [(1, 1), (1, 9), (9, 1), (5, 4), (23, 17), (64, 3)] {
+            let src: Vec<f32> = (0..w * h).map(|_| next()).collect();
+            for r in [0, 1, 2, 3, 4, 7, 12] {
+                for max in [true, false] {
+                    assert_eq!(
+                        square_filter(&src, w, h, r, max),
+                        square_filter_naive(&src, w, h, r, max),
+                        "{w}x{h} r {r} max {max}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -538,3 +538,79 @@ fn an_arrowhead_is_aimed_into_its_box() {
     assert!(!aims_into(&b, Point::new(155.0, 99.5), up(-1.0, -0.3)));
     assert!(!aims_into(&b, Point::new(130.0, 99.5), up(0.0, 1.0)));
 }
+
+/// A horizontal layout whose targets stand in one column (one rank), as Netron draws a node's inputs of one rank:
+/// the node centres spread more along y than along x.
+fn column_of_targets(transpose: bool) -> Scene {
+    let (w, h) = (300u32, 260u32);
+    let at = |x: f32, y: f32| {
+        if transpose {
+            Point::new(y, x)
+        } else {
+            Point::new(x, y)
+        }
+    };
+    let bbox = |x0: f32, y0: f32, x1: f32, y1: f32| {
+        if transpose {
+            BBox::new(y0, x0, y1, x1)
+        } else {
+            BBox::new(x0, y0, x1, y1)
+        }
+    };
+    let mut sc = if transpose {
+        Scene::new(h, w, LIGHT)
+    } else {
+        Scene::new(w, h, LIGHT)
+    };
+    sc.element("n0", Node, bbox(20.0, 115.0, 80.0, 145.0));
+    for (k, y) in [20.0f32, 80.0, 140.0, 200.0].into_iter().enumerate() {
+        sc.element(
+            &format!("n{}", k + 1),
+            Node,
+            bbox(210.0, y, 270.0, y + 30.0),
+        );
+        let curve = s_curve_h(Point::new(80.0, 130.0), Point::new(210.0, y + 15.0));
+        let curve: Vec<Point> = curve.iter().map(|p| at(p.x, p.y)).collect();
+        sc.edge(&curve, 1.0);
+    }
+    sc
+}
+
+#[test]
+fn crossed_sides_show_the_layout_direction() {
+    use netron_ocr_core::scanner::{direction_from_crossings, estimate_direction};
+
+    for (transpose, direction) in [(false, Direction::Horizontal), (true, Direction::Vertical)] {
+        let sc = column_of_targets(transpose);
+        let c = sc.side_crossings();
+        // Four edges leave n0 through one side and enter the four targets through theirs.
+        let (along, across) = if transpose {
+            (c.vertical, c.horizontal)
+        } else {
+            (c.horizontal, c.vertical)
+        };
+        assert_eq!((along, across), (5, 0), "{c:?}");
+        assert_eq!(direction_from_crossings(c), Some(direction));
+        // The boxes alone point the other way: the targets' column is the larger spread.
+        let boxes: Vec<BBox> = sc.elements.iter().map(|e| e.bbox).collect();
+        assert_ne!(estimate_direction(&boxes, &[], &[]), direction);
+    }
+}
+
+#[test]
+fn a_stroke_along_a_side_is_no_crossing() {
+    // A stroke passing 4.5 px above a box and one running 4.5 px beside it, inside the bands, crossing neither.
+    let mut sc = Scene::new(240, 160, LIGHT);
+    sc.element("n0", Node, BBox::new(80.0, 60.0, 160.0, 90.0));
+    sc.stroke(&[Point::new(10.0, 55.5), Point::new(230.0, 55.5)], 1.0);
+    sc.stroke(&[Point::new(164.5, 5.0), Point::new(164.5, 155.0)], 1.0);
+    let c = sc.side_crossings();
+    assert_eq!((c.vertical, c.horizontal), (0, 0), "{c:?}");
+    // An edge leaving the box's bottom does cross.
+    sc.edge(
+        &s_curve(Point::new(120.0, 90.0), Point::new(60.0, 150.0)),
+        1.0,
+    );
+    let c = sc.side_crossings();
+    assert_eq!((c.vertical, c.horizontal), (1, 0), "{c:?}");
+}

@@ -5,7 +5,8 @@
 
 use image::{Rgb, RgbImage};
 use netron_ocr_core::edges::{
-    recover_edges, EdgeError, EdgeParams, EdgeResult, Element, ElementKind, Label, RecoveredEdge,
+    recover_edges, side_crossings, EdgeError, EdgeParams, EdgeResult, Element, ElementKind, Label,
+    RecoveredEdge, SideCrossings,
 };
 use netron_ocr_core::graph::Direction;
 use netron_ocr_core::graph::{BBox, Point};
@@ -250,6 +251,18 @@ impl Scene {
     /// default parameters.
     pub fn recover(&self, direction: Direction) -> Result<EdgeResult, EdgeError> {
         self.recover_with(direction, &EdgeParams::default())
+    }
+
+    /// `side_crossings` on the whole scene with the default parameters.
+    pub fn side_crossings(&self) -> SideCrossings {
+        side_crossings(
+            &self.image,
+            self.region(),
+            &self.elements,
+            &self.labels,
+            &EdgeParams::default(),
+        )
+        .unwrap()
     }
 
     /// [`Scene::recover`] with `params`.
