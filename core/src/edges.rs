@@ -853,7 +853,7 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
         }
         let b = ink.element_boxes[k];
         for side in [Side::Top, Side::Left, Side::Right] {
-            // Band pixels as (along, across) ranges; `along` runs parallel to the side.
+            // Band pixels as (along, across) ranges; `along` runs parallel to the side, `across` through the band.
             let (along, across) = match side {
                 Side::Top => (pixel_span(b.x0, b.x1, w), pixel_span(b.y0 - band, b.y0, h)),
                 Side::Left => (pixel_span(b.y0, b.y1, h), pixel_span(b.x0 - band, b.x0, w)),
@@ -1214,7 +1214,7 @@ pub fn side_crossings(
         let span_x = pixel_span(b.x0 + depth, b.x1 - depth, w);
         let span_y = pixel_span(b.y0 + depth, b.y1 - depth, h);
         for side in [Side::Top, Side::Bottom, Side::Left, Side::Right] {
-            // Band pixels as (along, across) ranges; `along` runs parallel to the side.
+            // Band pixels as (along, across) ranges; `along` runs parallel to the side, `across` through the band.
             let (along, across) = match side {
                 Side::Top => (span_x, pixel_span(b.y0 - depth, b.y0, h)),
                 Side::Bottom => (span_x, pixel_span(b.y1, b.y1 + depth, h)),
@@ -1224,16 +1224,13 @@ pub fn side_crossings(
             if along.1 - along.0 < 1 || across.1 - across.0 < 4 {
                 continue;
             }
-            let rows: Vec<usize> = match side {
-                Side::Top | Side::Left => (across.0..across.1).collect(),
-                _ => (across.0..across.1).rev().collect(),
-            };
             let inked = |i: usize, j: usize| match side {
                 Side::Top | Side::Bottom => ink.at(i as i64, j as i64) >= 0.5,
                 _ => ink.at(j as i64, i as i64) >= 0.5,
             };
-            let mut reach: Vec<bool> = (along.0..along.1).map(|i| inked(i, rows[0])).collect();
-            for &j in &rows[1..] {
+            // A path through the band read from either end is the same path: rows in raster order.
+            let mut reach: Vec<bool> = (along.0..along.1).map(|i| inked(i, across.0)).collect();
+            for j in across.0 + 1..across.1 {
                 let n = reach.len();
                 reach = (0..n)
                     .map(|k| {
