@@ -188,6 +188,19 @@ def _gru_layers(model: nn.Module) -> list[tuple[nn.GRU, int]]:
     return [(m, layer) for m in model.modules() if isinstance(m, nn.GRU) for layer in range(m.num_layers)]
 
 
+def onnx_gru_hidden(onnx_path: Path) -> int:
+    """Hidden units per direction of the first GRU node of an exported OCR (its recurrent weight R is
+    [directions, 3 × hidden, hidden])."""
+    import onnx
+
+    proto = onnx.load(str(onnx_path))
+    tensors = _tensors(proto)
+    for node in proto.graph.node:
+        if node.op_type == "GRU":
+            return int(tensors[node.input[2]].shape[-1])
+    raise common.WarmStartError(f"{onnx_path} has no GRU node")
+
+
 def warm_start(model: nn.Module, onnx_path: Path, kind: str) -> dict:
     """Load an exported classifier/OCR ONNX file into `model` (built with the same config). Raises
     common.WarmStartError on any structural or shape mismatch. Returns counts of loaded layers."""

@@ -24,6 +24,7 @@ of dataset texts, names). Scenes k % 10 == 8 validate (best checkpoint), k % 10 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import sys
@@ -222,6 +223,45 @@ class OcrNet(nn.Module):
 
 def build_model(config: dict) -> OcrNet:
     return OcrNet(config["num_classes"], tuple(config["channels"]), config["hidden"], config.get("rnn_layers", 2))
+
+
+def widen_recurrent(model: OcrNet, hidden: int) -> OcrNet:
+    """A copy of `model` whose GRU has `hidden` units per direction and layer (at least the model's), giving the same
+    logits. The added units keep PyTorch's initialisation for what they read, but nothing reads them yet: their
+    columns are zero in the old units' recurrent weights, in the next layer's input weights of the old units and in
+    the classifier. Training then grows into them from the model it started from (a larger head warm-started from a
+    shipped `ocr.onnx`)."""
+    rnn = model.rnn
+    old = rnn.hidden_size
+    if hidden < old:
+        raise ValueError(f"cannot narrow the GRU from {old} to {hidden} units")
+    wide = copy.deepcopy(model)
+    wide.rnn = nn.GRU(rnn.input_size, hidden, num_layers=rnn.num_layers, bidirectional=rnn.bidirectional,
+                      batch_first=True)
+    wide.fc = nn.Linear(hidden * (2 if rnn.bidirectional else 1), model.fc.out_features)
+    dirs = 2 if rnn.bidirectional else 1
+
+    def unit_columns(width: int) -> torch.Tensor:
+        """Where the old layer outputs (direction-major, `old` units each) sit among `width`-unit outputs."""
+        return torch.cat([torch.arange(old) + d * width for d in range(dirs)])
+
+    gate_rows = torch.cat([torch.arange(old) + g * hidden for g in range(3)])
+    with torch.no_grad():
+        for layer in range(rnn.num_layers):
+            for suffix in ["", "_reverse"][:dirs]:
+                name = f"l{layer}{suffix}"
+                w_ih, w_hh = getattr(wide.rnn, f"weight_ih_{name}"), getattr(wide.rnn, f"weight_hh_{name}")
+                in_cols = torch.arange(rnn.input_size) if layer == 0 else unit_columns(hidden)
+                w_ih[gate_rows] = 0.0
+                w_ih[gate_rows[:, None], in_cols[None, :]] = getattr(rnn, f"weight_ih_{name}")
+                w_hh[gate_rows] = 0.0
+                w_hh[gate_rows[:, None], torch.arange(old)[None, :]] = getattr(rnn, f"weight_hh_{name}")
+                for kind in ("ih", "hh"):
+                    getattr(wide.rnn, f"bias_{kind}_{name}")[gate_rows] = getattr(rnn, f"bias_{kind}_{name}")
+        wide.fc.weight.zero_()
+        wide.fc.weight[:, unit_columns(hidden)] = model.fc.weight
+        wide.fc.bias.copy_(model.fc.bias)
+    return wide
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -656,7 +696,8 @@ def parse_args(argv=None):
     p.add_argument("--warm-start", type=Path, default=None, help="exported ocr .onnx to start from "
                    "(only when --out has no checkpoint yet; BatchNorm is then kept frozen)")
     p.add_argument("--channels", type=str, default=None, help="c1,c2,c3,c4 CNN widths (new runs only)")
-    p.add_argument("--hidden", type=int, default=None)
+    p.add_argument("--hidden", type=int, default=None, help="GRU units per direction (new runs only); with "
+                   "--warm-start from a file with fewer, its GRU is widened without changing its output")
     return p.parse_args(argv)
 
 
@@ -736,10 +777,18 @@ def main(argv=None) -> int:
     if n_params > PARAM_BUDGET:
         raise SystemExit(f"{n_params} params exceed the budget {PARAM_BUDGET}")
     if previous is None and args.warm_start:
-        from train.export_cls_ocr import warm_start
+        from train.export_cls_ocr import onnx_gru_hidden, warm_start
 
-        warm_start(model, args.warm_start, "ocr")
-        print(f"warm start from {args.warm_start}", flush=True)
+        shipped = onnx_gru_hidden(args.warm_start)
+        if shipped < config["hidden"]:
+            base = build_model(dict(config, hidden=shipped))
+            warm_start(base, args.warm_start, "ocr")
+            model = widen_recurrent(base, config["hidden"])
+            print(f"warm start from {args.warm_start}, its GRU widened from {shipped} to {config['hidden']} units",
+                  flush=True)
+        else:
+            warm_start(model, args.warm_start, "ocr")
+            print(f"warm start from {args.warm_start}", flush=True)
     if init_weights is not None:
         model.load_state_dict(init_weights)
         print(f"initialised from {args.init}", flush=True)

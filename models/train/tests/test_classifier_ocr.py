@@ -388,6 +388,31 @@ def test_one_ocr_step_lowers_loss_on_a_fixed_batch(alphabet):
     assert losses[-1] < losses[0]
 
 
+def test_widened_recurrent_head_reads_the_same_and_learns(alphabet):
+    """`widen_recurrent` keeps the logits of the model it widens, and the added units take gradient."""
+    torch.manual_seed(0)
+    narrow = ocr.build_model(dict(ocr.DEFAULT_CONFIG, num_classes=alphabet.num_classes, hidden=24))
+    narrow.eval()
+    wide = ocr.widen_recurrent(narrow, 40)
+    wide.eval()
+    assert wide.rnn.hidden_size == 40 and wide.fc.in_features == 80
+    x = torch.randn(3, 1, 48, 160)
+    with torch.no_grad():
+        torch.testing.assert_close(wide(x), narrow(x), rtol=0, atol=1e-5)
+    with pytest.raises(ValueError):
+        ocr.widen_recurrent(narrow, 16)
+    # Only the classifier's new columns see a gradient at first; once they move, the new units' weights do.
+    opt = torch.optim.SGD(wide.parameters(), lr=0.1)
+    for step in range(2):
+        opt.zero_grad()
+        wide(x).log_softmax(2)[..., 1].sum().backward()
+        if step == 0:
+            assert float(wide.fc.weight.grad[:, 24:40].abs().sum()) > 0
+        opt.step()
+    assert float(wide.rnn.weight_ih_l1.grad[24:40].abs().sum()) > 0
+    assert float(wide.rnn.weight_hh_l0_reverse.grad[24:40].abs().sum()) > 0
+
+
 def test_titles_are_text_crops_only_on_request(dataset, alphabet):
     plain, _ = ocr.collect_text_crops(dataset, alphabet)
     both, _ = ocr.collect_text_crops(dataset, alphabet, titles=True)
