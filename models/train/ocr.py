@@ -235,11 +235,11 @@ def widen_recurrent(model: OcrNet, hidden: int) -> OcrNet:
     old = rnn.hidden_size
     if hidden < old:
         raise ValueError(f"cannot narrow the GRU from {old} to {hidden} units")
+    dirs = 2 if rnn.bidirectional else 1
     wide = copy.deepcopy(model)
     wide.rnn = nn.GRU(rnn.input_size, hidden, num_layers=rnn.num_layers, bidirectional=rnn.bidirectional,
                       batch_first=True)
-    wide.fc = nn.Linear(hidden * (2 if rnn.bidirectional else 1), model.fc.out_features)
-    dirs = 2 if rnn.bidirectional else 1
+    wide.fc = nn.Linear(hidden * dirs, model.fc.out_features)
 
     def unit_columns(width: int) -> torch.Tensor:
         """Where the old layer outputs (direction-major, `old` units each) sit among `width`-unit outputs."""
