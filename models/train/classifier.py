@@ -16,7 +16,7 @@ title box plus a 16 px margin, RGB, native resolution, `.npy` memory-mapped), th
 box from that copy with random padding 0–14 source px per side (and a little jitter/rotation), stretches it to
 160×96, and applies photometric augmentation. Sampling is class-balanced over operators. Scenes k % 10 == 8 are the
 validation/calibration split (best checkpoint, temperature), k % 10 == 9 the test split (`train.eval_classifier`),
-the rest train.
+the rest train. `--pack` trains from a title pack (`train.pack`) instead of the dataset, e.g. on a lent GPU.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def sample_pads(rng: np.random.Generator) -> tuple[float, float, float, float]:
     return tuple(float(p) for p in pads)
 
 
-def training_sample(cache: TitleCache, i: int, rng: np.random.Generator) -> np.ndarray:
+def training_sample(cache, i: int, rng: np.random.Generator) -> np.ndarray:
     cached, region, (w, h) = cache.get(i)
     target = padded_box(cache.crops[i].box, sample_pads(rng), w, h)
     angle = float(rng.normal(0.0, 0.8)) if rng.random() < 0.5 else 0.0
@@ -200,9 +200,66 @@ def training_sample(cache: TitleCache, i: int, rng: np.random.Generator) -> np.n
     return common.augment_photometric(crop, rng)
 
 
-def eval_sample(cache: TitleCache, i: int, pads) -> np.ndarray:
+def eval_sample(cache, i: int, pads) -> np.ndarray:
     cached, region, (w, h) = cache.get(i)
     return cut_from_cache(cached, region, padded_box(cache.crops[i].box, pads, w, h))
+
+
+def draw_batch(cache, by_class: dict[int, list[int]], classes: list[int], size: int,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A class-balanced training batch: uint8 size×96×160×3 crops and their labels. `cache` is a `TitleCache` or a
+    `pack.PackedTitles`."""
+    cls = rng.integers(0, len(classes), size=size)
+    ids = [by_class[classes[c]][int(rng.integers(0, len(by_class[classes[c]])))] for c in cls]
+    images = np.stack([training_sample(cache, i, rng) for i in ids])
+    return images, np.array([cache.crops[i].label for i in ids], np.int64)
+
+
+_POOL_DATA = None  # (cache, by_class, classes) inherited by forked BatchPool workers
+
+
+def _pool_batch(seed: int, size: int):
+    cache, by_class, classes = _POOL_DATA
+    return draw_batch(cache, by_class, classes, size, np.random.default_rng(seed))
+
+
+class BatchPool:
+    """Training batches drawn by `workers` forked processes, `depth` batches ahead. Each batch is cut into chunks
+    of at most `chunk` crops, chunk j drawn with `default_rng(seed_j)`, the seeds taken from the training loop's
+    generator when the batch is queued: a run is deterministic for a given `depth` and `chunk` (its batches are
+    not the serial path's). Create it before CUDA is initialised (fork)."""
+
+    def __init__(self, cache, by_class, classes, batch: int, workers: int, depth: int = 8, chunk: int = 64):
+        import collections
+        import multiprocessing
+
+        global _POOL_DATA
+        _POOL_DATA = (cache, by_class, classes)
+        self.sizes = [min(chunk, batch - s) for s in range(0, batch, chunk)]
+        self.depth = depth
+        # OpenCV goes single-threaded in the parent, before the fork, and the workers set nothing up: a forked
+        # child that reconfigures a thread pool inherited from its parent can wait forever for threads that were
+        # not copied.
+        cv2.setNumThreads(1)
+        self.pool = multiprocessing.get_context("fork").Pool(workers)
+        self.queue = collections.deque()
+
+    def next(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        while len(self.queue) <= self.depth:
+            seeds = rng.integers(0, 2**63 - 1, size=len(self.sizes))
+            self.queue.append([self.pool.apply_async(_pool_batch, (int(s), n)) for s, n in zip(seeds, self.sizes)])
+        parts = [r.get() for r in self.queue.popleft()]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def close(self) -> None:
+        # Let the queued batches finish, then stop the workers cleanly: `Pool.terminate` with tasks still queued
+        # can leave its task thread waiting forever on a lock held by a killed worker.
+        for results in self.queue:
+            for r in results:
+                r.wait()
+        self.queue.clear()
+        self.pool.close()
+        self.pool.join()
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -252,13 +309,13 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
-def predict_logits(model: nn.Module, images: list[np.ndarray], batch: int = 128) -> np.ndarray:
-    """uint8 96×160×3 crops → raw logits (no temperature), model in eval mode."""
+def predict_logits(model: nn.Module, images: list[np.ndarray], batch: int = 128, device=None) -> np.ndarray:
+    """uint8 96×160×3 crops → raw logits (no temperature), model in eval mode (on `device`, default CPU)."""
     model.eval()
     outs = []
     with torch.no_grad():
         for s in range(0, len(images), batch):
-            outs.append(model(common.to_input_tensor(images[s:s + batch])).numpy())
+            outs.append(model(common.to_input_tensor(images[s:s + batch], device)).float().cpu().numpy())
     return np.concatenate(outs) if outs else np.zeros((0, model.last_linear.out_features), np.float32)
 
 
@@ -274,7 +331,11 @@ def fixed_eval_pads(n: int, seed: int = 1234) -> list[tuple[float, float, float,
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.classifier", description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, required=True, help="dataset dir (docs/dataset.md) or a bare scenes folder")
+    p.add_argument("--data", type=Path, default=None, help="dataset dir (docs/dataset.md) or a bare scenes folder")
+    p.add_argument("--pack", type=Path, default=None, help="train from a title pack (`train.pack`) instead of --data")
+    p.add_argument("--device", type=str, default="cpu", help="torch device for the model (cpu, cuda)")
+    p.add_argument("--workers", type=int, default=0, help="processes drawing training batches (0: in the loop)")
+    p.add_argument("--amp", action="store_true", help="bfloat16 autocast for the forward pass (CUDA)")
     p.add_argument("--out", type=Path, required=True, help="checkpoint dir, outside the repo "
                    "(e.g. /root/.cache/netron-ocr/ckpt/classifier); resumes from its last.pt")
     p.add_argument("--vocab", type=Path, default=VOCAB_PATH)
@@ -305,14 +366,22 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if (args.data is None) == (args.pack is None):
+        raise SystemExit("give exactly one of --data and --pack")
     common.seed_everything(args.seed)
     common.set_threads(args.threads)
     vocab = load_vocab(args.vocab)
-    crops = collect_title_crops(args.data, vocab)
-    if not crops:
-        raise SystemExit(f"no node titles found under {args.data}")
-    cache_dir = args.cache or common.default_cache_dir(args.data, "classifier")
-    cache = TitleCache(crops, cache_dir)
+    if args.pack is not None:
+        from train.pack import PackedTitles
+
+        cache = PackedTitles(args.pack)
+        crops, cache_dir = cache.crops, args.pack
+    else:
+        crops = collect_title_crops(args.data, vocab)
+        if not crops:
+            raise SystemExit(f"no node titles found under {args.data}")
+        cache_dir = args.cache or common.default_cache_dir(args.data, "classifier")
+        cache = TitleCache(crops, cache_dir)
     train_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "train"]
     val_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "val"]
     if not train_ids:
@@ -359,18 +428,21 @@ def main(argv=None) -> int:
         model.load_state_dict(init_weights)
         print(f"initialised from {args.init}", flush=True)
     cfg = common.epoch_loop_config(args)
+    pool = BatchPool(cache, by_class, classes, args.batch, args.workers) if args.workers > 0 else None
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+    model.to(device)
 
     def next_batch(rng: np.random.Generator):
-        cls = rng.integers(0, len(classes), size=args.batch)
-        ids = [by_class[classes[c]][int(rng.integers(0, len(by_class[classes[c]])))] for c in cls]
-        x = common.to_input_tensor([training_sample(cache, i, rng) for i in ids])
-        y = torch.tensor([crops[i].label for i in ids], dtype=torch.long)
-        return x, y
+        images, labels = pool.next(rng) if pool else draw_batch(cache, by_class, classes, args.batch, rng)
+        return common.to_input_tensor(images, device), torch.from_numpy(labels).to(device)
 
     def loss_fn(model, batch):
         x, y = batch
-        logits = model(x)
-        loss = F.cross_entropy(logits, y, label_smoothing=0.05)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.amp):
+            logits = model(x)
+        loss = F.cross_entropy(logits.float(), y, label_smoothing=0.05)
         acc = float((logits.argmax(1) == y).float().mean())
         return loss, {"acc": acc}
 
@@ -379,7 +451,7 @@ def main(argv=None) -> int:
     val_labels = np.array([crops[i].label for i in val_ids])
 
     def evaluate(model):
-        logits = predict_logits(model, val_images)
+        logits = predict_logits(model, val_images, device=device)
         pred = logits.argmax(1)
         acc = float((pred == val_labels).mean())
         nll = float(F.cross_entropy(torch.from_numpy(logits), torch.from_numpy(val_labels)))
@@ -387,7 +459,11 @@ def main(argv=None) -> int:
 
     prepare = common.freeze_batchnorm if config.get("warm_start") else None
     t0 = time.time()
-    common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="classifier")
+    try:
+        common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="classifier")
+    finally:
+        if pool:
+            pool.close()
     print(f"training took {time.time() - t0:.0f} s", flush=True)
     if not args.no_calibrate:
         calibrate(ckpts, val_images, val_labels)

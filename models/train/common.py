@@ -323,14 +323,19 @@ def augment_photometric(img: np.ndarray, rng: np.random.Generator, strength: flo
     return np.ascontiguousarray(out)
 
 
-def to_input_tensor(images: np.ndarray | Sequence[np.ndarray]) -> torch.Tensor:
-    """uint8 RGB N×H×W×3 (or a list of H×W×3) → float32 N×3×H×W, `(v/255 - MEAN) / STD` per channel."""
+def to_input_tensor(images: np.ndarray | Sequence[np.ndarray], device: str | torch.device | None = None
+                    ) -> torch.Tensor:
+    """uint8 RGB N×H×W×3 (or a list of H×W×3) → float32 N×3×H×W, `(v/255 - MEAN) / STD` per channel, on `device`
+    (default CPU; the uint8 batch is moved first, so the arithmetic runs there)."""
     batch = np.stack(images) if not isinstance(images, np.ndarray) else images
     if batch.ndim == 3:
         batch = batch[None]
-    x = torch.from_numpy(np.ascontiguousarray(batch)).permute(0, 3, 1, 2).float().div_(255.0)
-    mean = torch.tensor(MEAN).view(1, 3, 1, 1)
-    std = torch.tensor(STD).view(1, 3, 1, 1)
+    x = torch.from_numpy(np.ascontiguousarray(batch))
+    if device is not None:
+        x = x.to(device, non_blocking=True)
+    x = x.permute(0, 3, 1, 2).float().div_(255.0)
+    mean = torch.tensor(MEAN, device=x.device).view(1, 3, 1, 1)
+    std = torch.tensor(STD, device=x.device).view(1, 3, 1, 1)
     return ((x - mean) / std).contiguous()
 
 

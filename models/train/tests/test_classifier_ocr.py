@@ -15,7 +15,7 @@ import torch
 from PIL import Image, ImageDraw
 
 from datagen.vocab import load_vocab
-from train import classifier, common, eval_classifier, eval_ocr, export_cls_ocr, ocr, text_synth
+from train import classifier, common, eval_classifier, eval_ocr, export_cls_ocr, ocr, pack, text_synth
 
 VOCAB = load_vocab()
 OPS = ["Conv", "Relu", "Add", "MaxPool", "Gemm", "Concat"]
@@ -484,3 +484,44 @@ def test_run_width_matches_the_rust_reader():
              (100, 0, 128), (100, None, 320)]
     for w, margin, want in cases:
         assert ocr.run_width(w, margin) == want, (w, margin)
+
+
+def test_title_pack_keeps_the_crops_and_trains(dataset, tmp_path):
+    vocab = classifier.load_vocab(classifier.VOCAB_PATH)
+    splits = {"train", "val"}
+    shards = pack.build_pack(dataset, tmp_path / "pack", splits, shard_mb=1e-3, cache_dir=tmp_path / "cache",
+                             progress=False)
+    assert len(shards) > 1 and sum(n for _, n, _ in shards) > 0
+    packed = pack.PackedTitles(tmp_path / "pack")
+    crops = [c for c in classifier.collect_title_crops(dataset, vocab) if classifier.split_of(c.image.index) in splits]
+    assert [(c.image.index, c.image.kind, c.box, c.label) for c in packed.crops] == \
+        [(c.image.index, c.image.kind, c.box, c.label) for c in crops]
+    cache = classifier.TitleCache(crops, tmp_path / "cache", progress=False)
+    for i in range(len(crops)):  # screenshots travel losslessly
+        got, want = packed.get(i), cache.get(i)
+        assert np.array_equal(got[0], want[0]) and got[1:] == want[1:]
+    # photos travel as JPEG: close, not equal
+    rng = np.random.default_rng(3)
+    ramp = np.linspace(40, 220, 90)[None, :, None] + np.linspace(0, 20, 40)[:, None, None]
+    region = np.clip(ramp + rng.normal(0, 3, size=(40, 90, 3)), 0, 255).astype(np.uint8)
+    data, fmt = pack.encode_region(region, "photo", 90)
+    back = pack.decode_region(np.frombuffer(data, np.uint8))
+    assert fmt == "jpg" and back.shape == region.shape and 0 < np.abs(back.astype(int) - region).mean() < 4
+    # the batch pool draws the same batches for the same seed
+    by_class = {}
+    for i, c in enumerate(packed.crops):
+        by_class.setdefault(c.label, []).append(i)
+    classes = sorted(by_class)
+    batches = []
+    for _ in range(2):
+        pool = classifier.BatchPool(packed, by_class, classes, batch=10, workers=2, depth=2, chunk=4)
+        try:
+            batches.append(pool.next(np.random.default_rng(7)))
+        finally:
+            pool.close()
+    assert batches[0][0].shape == (10, 96, 160, 3) and np.array_equal(batches[0][0], batches[1][0])
+    assert np.array_equal(batches[0][1], batches[1][1])
+    out = tmp_path / "ckpt"
+    assert classifier.main(["--pack", str(tmp_path / "pack"), "--out", str(out), "--batch", "8", "--warmup", "1",
+                            "--steps", "2", "--eval-every", "2", "--workers", "2", "--no-calibrate"]) == 0
+    assert torch.load(out / "best.pt", map_location="cpu", weights_only=False)["step"] == 2

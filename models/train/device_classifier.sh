@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Train the operator classifier from a title pack (`python -m train.pack`) on a lent GPU machine, whose copy of the
+# repository is limited to ~64 MiB per call: each call carries one shard in the ignored folder `.pack/`, and the
+# shards gather in /root/pack on the machine while it stays warm.
+#
+#   bash models/train/device_classifier.sh smoke        # gather .pack/*.npz, then ~200 steps to check and time
+#   SHARDS=2 MINUTES=8 bash models/train/device_classifier.sh train   # gather, check SHARDS are there, train,
+#                                                                     # copy the checkpoints to $OUT
+# Run from the repository root. Everything still trains on the CPU without this script (`--data DATA`).
+set -euo pipefail
+stage=${1:?smoke or train}
+mkdir -p /root/pack
+cp .pack/*.npz /root/pack/
+ls -l /root/pack
+nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
+cd models
+export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
+args=(--pack /root/pack --device cuda --workers "${WORKERS:-14}" --amp --batch "${BATCH:-512}"
+      --widths "${WIDTHS:-32,64,128,192,320}" --hidden "${HIDDEN:-256}" --threads 4 --seed "${SEED:-21}")
+case $stage in
+smoke)
+    rm -rf /root/smoke
+    python3 -m train.classifier "${args[@]}" --out /root/smoke --steps 200 --eval-every 200 --warmup 50 \
+        --max-val 1000 --no-calibrate
+    ;;
+train)
+    have=$(ls /root/pack/*.npz | wc -l)
+    if [ "$have" -lt "${SHARDS:?}" ]; then echo "only $have of $SHARDS shards on this machine" >&2; exit 3; fi
+    python3 -m train.classifier "${args[@]}" --out /root/ckpt --steps 100000 --budget-minutes "${MINUTES:?}" \
+        --eval-every "${EVAL_EVERY:-1000}" --warmup 300 --lr "${LR:-3e-3}" 2>&1 | tee "$OUT/train.log"
+    cp /root/ckpt/best.pt /root/ckpt/last.pt /root/ckpt/log.jsonl /root/ckpt/calibration.json "$OUT/"
+    ;;
+*) echo "unknown stage $stage" >&2; exit 2 ;;
+esac
