@@ -211,21 +211,12 @@ class DiskCache:
             buf = io.BytesIO()
             np.save(buf, np.ascontiguousarray(arr))
             return buf.getvalue()
-        if arr.ndim != 3 or arr.shape[2] != 3 or arr.dtype != np.uint8:
-            raise ValueError(f"{self.fmt} cache holds uint8 H×W×3 images, got {arr.dtype} {arr.shape}")
-        params = [cv2.IMWRITE_PNG_COMPRESSION, 1] if self.fmt == "png" else [cv2.IMWRITE_JPEG_QUALITY, 95]
-        ok, enc = cv2.imencode(f".{self.fmt}", np.ascontiguousarray(arr[:, :, ::-1]), params)
-        if not ok:
-            raise ValueError(f"could not encode a {arr.shape} image as {self.fmt}")
-        return enc.tobytes()
+        return encode_rgb(arr, self.fmt, 1 if self.fmt == "png" else 95)
 
     def _decode(self, path: Path) -> np.ndarray:
         if self.fmt == "npy":
             return np.load(path, mmap_mode="r")
-        img = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if img is None:
-            raise DatasetError(f"unreadable cache file {path}")
-        return np.ascontiguousarray(img[:, :, ::-1])
+        return decode_rgb(np.fromfile(path, np.uint8), f"cache file {path}")
 
     def get(self, key: str, source: Path, build: Callable[[], np.ndarray | tuple[np.ndarray, dict]]) -> np.ndarray:
         path = self.root / f"{key}.{self.fmt}"
@@ -268,6 +259,25 @@ def warm_cache(fn: Callable[[int], object], n: int, workers: int = 1, desc: str 
                 pass
     finally:
         _WARM_FN = None
+
+
+def encode_rgb(arr: np.ndarray, fmt: str, level: int) -> bytes:
+    """uint8 H×W×3 RGB → `fmt` ("png": lossless, `level` = compression 0–9; "jpg": `level` = quality) bytes."""
+    if arr.ndim != 3 or arr.shape[2] != 3 or arr.dtype != np.uint8:
+        raise ValueError(f"{fmt} holds uint8 H×W×3 images, got {arr.dtype} {arr.shape}")
+    params = [cv2.IMWRITE_PNG_COMPRESSION, level] if fmt == "png" else [cv2.IMWRITE_JPEG_QUALITY, level]
+    ok, enc = cv2.imencode(f".{fmt}", np.ascontiguousarray(arr[:, :, ::-1]), params)
+    if not ok:
+        raise ValueError(f"could not encode a {arr.shape} image as {fmt}")
+    return enc.tobytes()
+
+
+def decode_rgb(data: np.ndarray, what: str) -> np.ndarray:
+    """PNG or JPEG bytes (a uint8 array) → uint8 H×W×3 RGB; `DatasetError` naming `what` when unreadable."""
+    img = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    if img is None:
+        raise DatasetError(f"unreadable {what}")
+    return np.ascontiguousarray(img[:, :, ::-1])
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -22,7 +22,6 @@ import json
 import sys
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from train import classifier, common
@@ -32,23 +31,13 @@ PACK_GLOB = "titles-*.npz"
 
 def encode_region(part: np.ndarray, kind: str, photo_quality: int) -> tuple[bytes, str]:
     """RGB region → (encoded bytes, "png" | "jpg"): PNG for screenshots, JPEG at `photo_quality` for photos."""
-    bgr = np.ascontiguousarray(part[:, :, ::-1])
     if kind == "photo":
-        ok, enc = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, int(photo_quality)])
-        fmt = "jpg"
-    else:
-        ok, enc = cv2.imencode(".png", bgr, [cv2.IMWRITE_PNG_COMPRESSION, 9])
-        fmt = "png"
-    if not ok:
-        raise ValueError(f"could not encode a {part.shape} region")
-    return enc.tobytes(), fmt
+        return common.encode_rgb(part, "jpg", int(photo_quality)), "jpg"
+    return common.encode_rgb(part, "png", 9), "png"
 
 
 def decode_region(data: np.ndarray) -> np.ndarray:
-    img = cv2.imdecode(data, cv2.IMREAD_COLOR)
-    if img is None:
-        raise common.DatasetError("unreadable region in a title pack")
-    return np.ascontiguousarray(img[:, :, ::-1])
+    return common.decode_rgb(data, "region in a title pack")
 
 
 def write_shard(path: Path, blobs: list[bytes], records: list[dict]) -> int:
