@@ -215,53 +215,6 @@ def draw_batch(cache, by_class: dict[int, list[int]], classes: list[int], size: 
     return images, np.array([cache.crops[i].label for i in ids], np.int64)
 
 
-_POOL_DATA = None  # (cache, by_class, classes) inherited by forked BatchPool workers
-
-
-def _pool_batch(seed: int, size: int):
-    cache, by_class, classes = _POOL_DATA
-    return draw_batch(cache, by_class, classes, size, np.random.default_rng(seed))
-
-
-class BatchPool:
-    """Training batches drawn by `workers` forked processes, `depth` batches ahead. Each batch is cut into chunks
-    of at most `chunk` crops, chunk j drawn with `default_rng(seed_j)`, the seeds taken from the training loop's
-    generator when the batch is queued: a run is deterministic for a given `depth` and `chunk` (its batches are
-    not the serial path's). Create it before CUDA is initialised (fork)."""
-
-    def __init__(self, cache, by_class, classes, batch: int, workers: int, depth: int = 8, chunk: int = 64):
-        import collections
-        import multiprocessing
-
-        global _POOL_DATA
-        _POOL_DATA = (cache, by_class, classes)
-        self.sizes = [min(chunk, batch - s) for s in range(0, batch, chunk)]
-        self.depth = depth
-        # OpenCV goes single-threaded in the parent, before the fork, and the workers set nothing up: a forked
-        # child that reconfigures a thread pool inherited from its parent can wait forever for threads that were
-        # not copied.
-        cv2.setNumThreads(1)
-        self.pool = multiprocessing.get_context("fork").Pool(workers)
-        self.queue = collections.deque()
-
-    def next(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        while len(self.queue) <= self.depth:
-            seeds = rng.integers(0, 2**63 - 1, size=len(self.sizes))
-            self.queue.append([self.pool.apply_async(_pool_batch, (int(s), n)) for s, n in zip(seeds, self.sizes)])
-        parts = [r.get() for r in self.queue.popleft()]
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-
-    def close(self) -> None:
-        # Let the queued batches finish, then stop the workers cleanly: `Pool.terminate` with tasks still queued
-        # can leave its task thread waiting forever on a lock held by a killed worker.
-        for results in self.queue:
-            for r in results:
-                r.wait()
-        self.queue.clear()
-        self.pool.close()
-        self.pool.join()
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # Calibration and metrics
 
@@ -428,7 +381,9 @@ def main(argv=None) -> int:
         model.load_state_dict(init_weights)
         print(f"initialised from {args.init}", flush=True)
     cfg = common.epoch_loop_config(args)
-    pool = BatchPool(cache, by_class, classes, args.batch, args.workers) if args.workers > 0 else None
+    pool = None
+    if args.workers > 0:
+        pool = common.BatchPool(lambda n, r: draw_batch(cache, by_class, classes, n, r), args.batch, args.workers)
     device = torch.device(args.device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True

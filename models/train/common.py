@@ -211,12 +211,12 @@ class DiskCache:
             buf = io.BytesIO()
             np.save(buf, np.ascontiguousarray(arr))
             return buf.getvalue()
-        return encode_rgb(arr, self.fmt, 1 if self.fmt == "png" else 95)
+        return encode_image(arr, self.fmt, 1 if self.fmt == "png" else 95)
 
     def _decode(self, path: Path) -> np.ndarray:
         if self.fmt == "npy":
             return np.load(path, mmap_mode="r")
-        return decode_rgb(np.fromfile(path, np.uint8), f"cache file {path}")
+        return decode_image(np.fromfile(path, np.uint8), f"cache file {path}")
 
     def get(self, key: str, source: Path, build: Callable[[], np.ndarray | tuple[np.ndarray, dict]]) -> np.ndarray:
         path = self.root / f"{key}.{self.fmt}"
@@ -230,6 +230,55 @@ class DiskCache:
 
     def meta(self, key: str) -> dict:
         return json.loads((self.root / f"{key}.json").read_text())
+
+
+_POOL_DRAW = None  # the `draw` of the newest BatchPool, inherited by its forked workers
+
+
+def _pool_batch(seed: int, size: int):
+    return _POOL_DRAW(size, np.random.default_rng(seed))
+
+
+class BatchPool:
+    """Training batches drawn by `workers` forked processes, `depth` batches ahead.
+
+    `draw(size, rng)` returns a tuple of per-sample fields (numpy arrays, concatenated along axis 0, or lists,
+    joined). Each batch is cut into chunks of at most `chunk` samples, chunk j drawn with `default_rng(seed_j)`,
+    the seeds taken from the training loop's generator when the batch is queued: a run is deterministic for a given
+    `depth` and `chunk` (its batches are not the serial path's). Create it before CUDA is initialised (fork)."""
+
+    def __init__(self, draw: Callable, batch: int, workers: int, depth: int = 8, chunk: int = 64):
+        import collections
+        import multiprocessing
+
+        global _POOL_DRAW
+        _POOL_DRAW = draw
+        self.sizes = [min(chunk, batch - s) for s in range(0, batch, chunk)]
+        self.depth = depth
+        # OpenCV goes single-threaded in the parent, before the fork, and the workers set nothing up: a forked
+        # child that reconfigures a thread pool inherited from its parent can wait forever for threads that were
+        # not copied.
+        cv2.setNumThreads(1)
+        self.pool = multiprocessing.get_context("fork").Pool(workers)
+        self.queue = collections.deque()
+
+    def next(self, rng: np.random.Generator) -> tuple:
+        while len(self.queue) <= self.depth:
+            seeds = rng.integers(0, 2**63 - 1, size=len(self.sizes))
+            self.queue.append([self.pool.apply_async(_pool_batch, (int(s), n)) for s, n in zip(seeds, self.sizes)])
+        parts = [r.get() for r in self.queue.popleft()]
+        return tuple(np.concatenate(field) if isinstance(field[0], np.ndarray) else [v for f in field for v in f]
+                     for field in zip(*parts))
+
+    def close(self) -> None:
+        # Let the queued batches finish, then stop the workers cleanly: `Pool.terminate` with tasks still queued
+        # can leave its task thread waiting forever on a lock held by a killed worker.
+        for results in self.queue:
+            for r in results:
+                r.wait()
+        self.queue.clear()
+        self.pool.close()
+        self.pool.join()
 
 
 _WARM_FN = None
@@ -261,23 +310,26 @@ def warm_cache(fn: Callable[[int], object], n: int, workers: int = 1, desc: str 
         _WARM_FN = None
 
 
-def encode_rgb(arr: np.ndarray, fmt: str, level: int) -> bytes:
-    """uint8 H×W×3 RGB → `fmt` ("png": lossless, `level` = compression 0–9; "jpg": `level` = quality) bytes."""
-    if arr.ndim != 3 or arr.shape[2] != 3 or arr.dtype != np.uint8:
-        raise ValueError(f"{fmt} holds uint8 H×W×3 images, got {arr.dtype} {arr.shape}")
+def encode_image(arr: np.ndarray, fmt: str, level: int) -> bytes:
+    """uint8 H×W×3 RGB or H×W grey → `fmt` ("png": lossless, `level` = compression 0–9; "jpg": `level` = quality)
+    bytes."""
+    grey = arr.ndim == 2
+    if arr.dtype != np.uint8 or not (grey or (arr.ndim == 3 and arr.shape[2] == 3)):
+        raise ValueError(f"{fmt} holds uint8 H×W×3 or H×W images, got {arr.dtype} {arr.shape}")
     params = [cv2.IMWRITE_PNG_COMPRESSION, level] if fmt == "png" else [cv2.IMWRITE_JPEG_QUALITY, level]
-    ok, enc = cv2.imencode(f".{fmt}", np.ascontiguousarray(arr[:, :, ::-1]), params)
+    ok, enc = cv2.imencode(f".{fmt}", np.ascontiguousarray(arr if grey else arr[:, :, ::-1]), params)
     if not ok:
         raise ValueError(f"could not encode a {arr.shape} image as {fmt}")
     return enc.tobytes()
 
 
-def decode_rgb(data: np.ndarray, what: str) -> np.ndarray:
-    """PNG or JPEG bytes (a uint8 array) → uint8 H×W×3 RGB; `DatasetError` naming `what` when unreadable."""
-    img = cv2.imdecode(data, cv2.IMREAD_COLOR)
+def decode_image(data: np.ndarray, what: str, grey: bool = False) -> np.ndarray:
+    """PNG or JPEG bytes (a uint8 array) → uint8 H×W×3 RGB (or H×W with `grey`); `DatasetError` naming `what` when
+    unreadable."""
+    img = cv2.imdecode(data, cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR)
     if img is None:
         raise DatasetError(f"unreadable {what}")
-    return np.ascontiguousarray(img[:, :, ::-1])
+    return img if grey else np.ascontiguousarray(img[:, :, ::-1])
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:

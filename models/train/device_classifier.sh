@@ -9,12 +9,7 @@
 # Run from the repository root. Everything still trains on the CPU without this script (`--data DATA`).
 set -euo pipefail
 stage=${1:?smoke or train}
-mkdir -p /root/pack
-cp .pack/*.npz /root/pack/
-ls -l /root/pack
-nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
-cd models
-export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
+source models/train/device_gather.sh
 args=(--pack /root/pack --device cuda --workers "${WORKERS:-14}" --amp --batch "${BATCH:-512}"
       --widths "${WIDTHS:-32,64,128,192,320}" --hidden "${HIDDEN:-256}" --threads 4 --seed "${SEED:-21}")
 case $stage in

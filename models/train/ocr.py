@@ -648,12 +648,16 @@ def text_metrics(refs: list[str], hyps: list[str], kinds: list[str] | None = Non
     return out
 
 
-def predict(model: nn.Module, crops: list[np.ndarray], alphabet: Alphabet, batch: int = 128) -> list[str]:
+def predict(model: nn.Module, crops: list[np.ndarray], alphabet: Alphabet, batch: int = 128,
+            device: torch.device | None = None) -> list[str]:
+    """Greedy readings of uint8 48×w crops, the model in eval mode (on `device`, default CPU)."""
     model.eval()
     out = []
     with torch.no_grad():
         for s in range(0, len(crops), batch):
-            out += ctc_greedy_decode(model(to_ocr_tensor(crops[s:s + batch])).numpy(), alphabet)
+            x = to_ocr_tensor(crops[s:s + batch])
+            logits = model(x if device is None else x.to(device)).float().cpu().numpy()
+            out += ctc_greedy_decode(logits, alphabet)
     return out
 
 
@@ -663,7 +667,11 @@ def predict(model: nn.Module, crops: list[np.ndarray], alphabet: Alphabet, batch
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.ocr", description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, required=True, help="dataset dir (docs/dataset.md) or a bare scenes folder")
+    p.add_argument("--data", type=Path, default=None, help="dataset dir (docs/dataset.md) or a bare scenes folder")
+    p.add_argument("--pack", type=Path, default=None, help="train from an OCR pack (`train.pack --model ocr`) "
+                   "instead of --data")
+    p.add_argument("--device", type=str, default="cpu", help="torch device for the model (cpu, cuda)")
+    p.add_argument("--workers", type=int, default=0, help="processes drawing training batches (0: in the loop)")
     p.add_argument("--out", type=Path, required=True, help="checkpoint dir outside the repo "
                    "(e.g. /root/.cache/netron-ocr/ckpt/ocr); resumes from its last.pt")
     p.add_argument("--alphabet", type=Path, default=ALPHABET_PATH)
@@ -729,16 +737,27 @@ class RealSampler:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if (args.data is None) == (args.pack is None):
+        raise SystemExit("give exactly one of --data and --pack")
     common.seed_everything(args.seed)
     common.set_threads(args.threads)
     alphabet = load_alphabet(args.alphabet)
-    crops, skipped = collect_text_crops(args.data, alphabet, titles=args.titles)
-    if not crops:
-        raise SystemExit(f"no text crops found under {args.data}")
-    cache_dir = args.cache or common.default_cache_dir(args.data, "ocr-titles" if args.titles else "ocr")
-    cache = TextCache(crops, cache_dir)
-    skews = image_skews([c.image for c in crops], cache_dir) if not args.no_skew else {}
-    skew_of = [skews.get(c.image.key, 0.0) for c in crops]
+    if args.pack is not None:
+        from train.pack import PackedTexts
+
+        cache = PackedTexts(args.pack)
+        crops, skipped, cache_dir = cache.crops, Counter(), args.pack
+        if not args.titles:
+            raise SystemExit("OCR packs hold node titles: train from them with --titles")
+        skew_of = [0.0] * len(crops) if args.no_skew else cache.skews
+    else:
+        crops, skipped = collect_text_crops(args.data, alphabet, titles=args.titles)
+        if not crops:
+            raise SystemExit(f"no text crops found under {args.data}")
+        cache_dir = args.cache or common.default_cache_dir(args.data, "ocr-titles" if args.titles else "ocr")
+        cache = TextCache(crops, cache_dir)
+        skews = image_skews([c.image for c in crops], cache_dir) if not args.no_skew else {}
+        skew_of = [skews.get(c.image.key, 0.0) for c in crops]
     train_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "train" and c.height >= MIN_TRAIN_TEXT_PX]
     val_ids = [i for i, c in enumerate(crops) if split_of(c.image.index) == "val"]
     if not train_ids:
@@ -794,27 +813,38 @@ def main(argv=None) -> int:
         print(f"initialised from {args.init}", flush=True)
     cfg = common.epoch_loop_config(args)
 
-    def next_batch(rng: np.random.Generator):
+    def draw_samples(n: int, rng: np.random.Generator) -> tuple[list[np.ndarray], list[str]]:
         images, texts = [], []
-        n_syn = int(rng.binomial(args.batch, args.synth_frac))
+        n_syn = int(rng.binomial(n, args.synth_frac))
         for _ in range(n_syn):
             img, text, _ = synthetic_sample(rng, mutation_pool)
             images.append(img)
             texts.append(text)
-        for _ in range(args.batch - n_syn):
+        for _ in range(n - n_syn):
             i = sampler.draw(rng)
             angle = float(rng.normal(0.0, 0.7)) if rng.random() < 0.5 else 0.0
             skew = skew_of[i] + float(rng.normal(0.0, 0.5)) if skew_of[i] else 0.0
             images.append(augment_grey(cached_sample(cache, i, sample_text_pads(rng), angle, skew), rng))
             texts.append(crops[i].text)
+        return images, texts
+
+    pool = common.BatchPool(draw_samples, args.batch, args.workers) if args.workers > 0 else None
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+    model.to(device)
+
+    def next_batch(rng: np.random.Generator):
+        images, texts = pool.next(rng) if pool else draw_samples(args.batch, rng)
         targets = [alphabet.encode(t) for t in texts]
-        return (to_ocr_tensor(images), torch.tensor([k for t in targets for k in t], dtype=torch.long),
-                torch.tensor([len(t) for t in targets], dtype=torch.long))
+        return (to_ocr_tensor(images).to(device),
+                torch.tensor([k for t in targets for k in t], dtype=torch.long, device=device),
+                torch.tensor([len(t) for t in targets], dtype=torch.long, device=device))
 
     def loss_fn(model, batch):
         x, targets, lengths = batch
         log_probs = model(x).log_softmax(2).transpose(0, 1)  # T×N×C
-        inputs = torch.full((x.shape[0],), log_probs.shape[0], dtype=torch.long)
+        inputs = torch.full((x.shape[0],), log_probs.shape[0], dtype=torch.long, device=x.device)
         loss = F.ctc_loss(log_probs, targets, inputs, lengths, blank=0, reduction="mean", zero_infinity=True)
         return loss, {}
 
@@ -824,7 +854,7 @@ def main(argv=None) -> int:
     val_heights = [crops[i].height for i in val_ids]
 
     def evaluate(model):
-        hyps = predict(model, val_images, alphabet)
+        hyps = predict(model, val_images, alphabet, device=device)
         m = text_metrics(val_refs, hyps, val_kinds, val_heights, top=5)
         readable = [i for i, h in enumerate(val_heights) if h >= MIN_TRAIN_TEXT_PX]
         exact_readable = sum(val_refs[i] == hyps[i] for i in readable) / max(1, len(readable))
@@ -838,7 +868,11 @@ def main(argv=None) -> int:
 
     prepare = common.freeze_batchnorm if config.get("warm_start") else None
     t0 = time.time()
-    common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="ocr")
+    try:
+        common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="ocr")
+    finally:
+        if pool:
+            pool.close()
     print(f"training took {time.time() - t0:.0f} s", flush=True)
     return 0
 

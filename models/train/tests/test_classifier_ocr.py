@@ -514,7 +514,8 @@ def test_title_pack_keeps_the_crops_and_trains(dataset, tmp_path):
     classes = sorted(by_class)
     batches = []
     for _ in range(2):
-        pool = classifier.BatchPool(packed, by_class, classes, batch=10, workers=2, depth=2, chunk=4)
+        pool = common.BatchPool(lambda n, r: classifier.draw_batch(packed, by_class, classes, n, r), batch=10,
+                                workers=2, depth=2, chunk=4)
         try:
             batches.append(pool.next(np.random.default_rng(7)))
         finally:
@@ -524,4 +525,32 @@ def test_title_pack_keeps_the_crops_and_trains(dataset, tmp_path):
     out = tmp_path / "ckpt"
     assert classifier.main(["--pack", str(tmp_path / "pack"), "--out", str(out), "--batch", "8", "--warmup", "1",
                             "--steps", "2", "--eval-every", "2", "--workers", "2", "--no-calibrate"]) == 0
+    assert torch.load(out / "best.pt", map_location="cpu", weights_only=False)["step"] == 2
+
+
+def test_text_pack_keeps_the_crops_and_trains(dataset, tmp_path):
+    alphabet = ocr.load_alphabet()
+    splits = {"train", "val"}
+    shards = pack.build_text_pack(dataset, tmp_path / "pack", splits, shard_mb=1e-3, cache_dir=tmp_path / "cache",
+                                  progress=False, max_val=3)
+    assert len(shards) > 1 and sum(n for _, n, _ in shards) > 0
+    packed = pack.PackedTexts(tmp_path / "pack")
+    crops, _ = ocr.collect_text_crops(dataset, alphabet, titles=True)
+    crops = [c for c in crops if ocr.split_of(c.image.index) in splits]
+    kept = [c for c in crops if ocr.split_of(c.image.index) == "train"]
+    assert sum(ocr.split_of(c.image.index) == "val" for c in crops) > 3  # so that --max-val dropped some
+    got = [(c.image.index, c.image.kind, c.box, c.text, c.kind) for c in packed.crops]
+    assert [g for g in got if ocr.split_of(g[0]) == "train"] == \
+        [(c.image.index, c.image.kind, c.box, c.text, c.kind) for c in kept]
+    assert sum(ocr.split_of(g[0]) == "val" for g in got) == 3
+    cache = ocr.TextCache(crops, tmp_path / "cache", progress=False)
+    skews = ocr.image_skews([c.image for c in crops], tmp_path / "cache", progress=False)
+    where = {(c.image.index, c.box, c.text): i for i, c in enumerate(crops)}
+    for j, c in enumerate(packed.crops):  # screenshots travel losslessly, grey, with their image's skew
+        got, want = packed.get(j), cache.get(where[(c.image.index, c.box, c.text)])
+        assert got[0].ndim == 2 and np.array_equal(got[0], want[0]) and got[1:] == want[1:]
+        assert packed.skews[j] == skews[c.image.key]
+    out = tmp_path / "ckpt"
+    assert ocr.main(["--pack", str(tmp_path / "pack"), "--titles", "--out", str(out), "--batch", "8",
+                     "--warmup", "1", "--steps", "2", "--eval-every", "2", "--workers", "2", "--synth-frac", "0"]) == 0
     assert torch.load(out / "best.pt", map_location="cpu", weights_only=False)["step"] == 2
