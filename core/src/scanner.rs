@@ -135,10 +135,12 @@ pub struct ScanParams {
     /// card's own header and 0.551 / 0.766; 0.724 / 0.864 with 12 cards (16: 0.548 / 0.765; 0.731 / 0.854), no
     /// other figure moving (`models/METRICS.md`, session 15).
     pub row_header_neighbours: Option<usize>,
-    /// A row whose OCR confidence ([`TextRead::confidence`]) is under this is left out. Default 0.05: on the
+    /// A row whose OCR confidence ([`TextRead::confidence`]) is under this is left out. Default 0.1: on the
     /// development split (`v1-s1` held-out scenes 1009–2329, 266 images, session-7 models) weight-row recall /
     /// precision were 0.533 / 0.494 at 0, 0.484 / 0.734 at 0.05, 0.234 / 0.731 at 0.3: most dropped rows are
-    /// attribute rows (`kernel_shape = 3, 3`), which the OCR was never trained on and reads as noise.
+    /// attribute rows (`kernel_shape = 3, 3`), which the OCR was never trained on and reads as noise. The
+    /// session-22 OCR reads them more confidently: photos / screenshots 0.620 / 0.787; 0.812 / 0.852 at 0.05,
+    /// 0.594 / 0.839; 0.769 / 0.894 at 0.1, 0.506 / 0.850; 0.636 / 0.896 at 0.2 (`models/METRICS.md`, session 22).
     pub min_weight_confidence: f32,
     /// Rows are cut at their last column departing from the row's median grey by this share of the row's
     /// largest departure ([`weights::RowRect::trim`]; default 0.35).
@@ -194,7 +196,7 @@ impl Default for ScanParams {
             read_weights: true,
             max_weight_rows: 16,
             row_header_neighbours: Some(12),
-            min_weight_confidence: 0.05,
+            min_weight_confidence: 0.1,
             weight_trim_fraction: 0.35,
             row_left_slack: 0.3,
             row_fit: Some(RowFit::default()),

@@ -4,8 +4,9 @@
 # shards gather in /root/pack on the machine while it stays warm.
 #
 #   bash models/train/device_classifier.sh smoke        # gather .pack/*.npz, then ~200 steps to check and time
-#   SHARDS=2 MINUTES=8 bash models/train/device_classifier.sh train   # gather, check SHARDS are there, train,
-#                                                                     # copy the checkpoints to $OUT
+#   SHARDS=2 MINUTES=8 bash models/train/device_classifier.sh train   # gather, check SHARDS are there, train
+#                                                                     # into $OUT/ckpt, log $OUT/train.log
+#   INIT=../.pack/init.pt LR=1e-3 ...                                 # continue from a carried checkpoint
 # Run from the repository root. Everything still trains on the CPU without this script (`--data DATA`).
 set -euo pipefail
 stage=${1:?smoke or train}
@@ -21,9 +22,10 @@ smoke)
 train)
     have=$(ls /root/pack/*.npz | wc -l)
     if [ "$have" -lt "${SHARDS:?}" ]; then echo "only $have of $SHARDS shards on this machine" >&2; exit 3; fi
-    python3 -m train.classifier "${args[@]}" --out /root/ckpt --steps 100000 --budget-minutes "${MINUTES:?}" \
-        --eval-every "${EVAL_EVERY:-1000}" --warmup 300 --lr "${LR:-3e-3}" 2>&1 | tee "$OUT/train.log"
-    cp /root/ckpt/best.pt /root/ckpt/last.pt /root/ckpt/log.jsonl /root/ckpt/calibration.json "$OUT/"
+    # Checkpoints go straight to $OUT, so that they come back even if the call runs past its limit.
+    python3 -m train.classifier "${args[@]}" --out "$OUT/ckpt" --steps 100000 --budget-minutes "${MINUTES:?}" \
+        --eval-every "${EVAL_EVERY:-1000}" --warmup "${WARMUP:-300}" --lr "${LR:-3e-3}" ${INIT:+--init "$INIT"} \
+        2>&1 | tee "$OUT/train.log"
     ;;
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@
 
     python -m train.export_cls_ocr --model classifier --ckpt CKPT_DIR/best.pt --out classifier.onnx
     python -m train.export_cls_ocr --model ocr --ckpt CKPT_DIR/best.pt --out ocr.onnx [--parity 64 --parity-data DIR]
+        [--blend-onnx BASE.onnx --blend T]
 
 Both graphs: input `image` (classifier float32 [N, 3, 96, 160], OCR float32 [N, 1, 48, 160]), output `logits`
 (classifier [N, 72], OCR [N, 40, C]), dynamic batch axis `N`, default-domain opset 17 (checked after export), legacy
@@ -14,6 +15,10 @@ then compares tract with onnxruntime on N inputs (real crops with `--parity-data
 `warm_start(model, onnx_path, kind)` is the inverse: Conv weights via `common.warm_start_from_onnx` (BatchNorm
 set to identity-plus-bias), Gemm/MatMul(+Add) weights onto the model's Linear layers in execution order, ONNX GRU
 W/R/B (gate order z, r, h) onto PyTorch GRU layers (gate order r, z, n), and the temperature un-folded.
+
+`--blend-onnx BASE.onnx --blend T` exports the weight average `(1 − T) · BASE + T · checkpoint` instead of the
+checkpoint (`blend_weights`): for a checkpoint warm-started from BASE, a point on the straight path between the two
+(the session-22 OCR, `METRICS.md`).
 """
 
 from __future__ import annotations
@@ -82,14 +87,30 @@ PREPROCESSING = {
 }
 
 
-def export(kind: str, ckpt: Path, out: Path, opset: int = OPSET, check_batch: int = 3) -> dict:
-    """Export checkpoint `ckpt` to `out`; returns a summary (opset, ops, params, max |ORT − torch|)."""
+def blend_weights(kind: str, config: dict, weights: dict, base_onnx: Path, t: float) -> dict:
+    """`(1 − t) · base + t · weights` for every floating-point tensor of a model state dict (integers from
+    `weights`), `base` being `base_onnx` loaded into the model built from `config` (`warm_start`)."""
+    base = build(kind, config)
+    warm_start(base, base_onnx, kind)
+    b = base.state_dict()
+    if set(b) != set(weights):
+        raise common.WarmStartError(f"{base_onnx} and the checkpoint hold different tensors")
+    return {k: (1.0 - t) * b[k] + t * w if w.is_floating_point() else w for k, w in weights.items()}
+
+
+def export(kind: str, ckpt: Path, out: Path, opset: int = OPSET, check_batch: int = 3,
+           blend_onnx: Path | None = None, blend: float = 1.0) -> dict:
+    """Export checkpoint `ckpt` (with `blend_onnx`, its `blend_weights` with that file) to `out`; returns a
+    summary (opset, ops, params, max |ORT − torch|)."""
     import onnx
 
     state = torch.load(ckpt, map_location="cpu", weights_only=False)
     config = state["config"]
     model = build(kind, config)
-    model.load_state_dict(state["model"])
+    weights = state["model"]
+    if blend_onnx is not None:
+        weights = blend_weights(kind, config, weights, blend_onnx, blend)
+    model.load_state_dict(weights)
     model.eval()
     temperature = float(state.get("temperature", 1.0)) if kind == "classifier" else 1.0
     to_export = fold_temperature(model, temperature) if temperature != 1.0 else model
@@ -101,6 +122,8 @@ def export(kind: str, ckpt: Path, out: Path, opset: int = OPSET, check_batch: in
         raise RuntimeError(f"{out}: ops outside the tract allow-list: {foreign}")
     meta = {"netron_ocr_model": kind, "temperature": repr(temperature), "params": str(common.count_params(model)),
             "step": str(state.get("step", "")), "preprocessing": PREPROCESSING[kind]}
+    if blend_onnx is not None:
+        meta["blend"] = f"{blend!r} × checkpoint + {1.0 - blend!r} × {Path(blend_onnx).name}"
     if kind == "classifier":
         meta["classes"] = ",".join(config["vocab_ops"])
     else:
@@ -337,8 +360,11 @@ def main(argv=None) -> int:
     p.add_argument("--tract-bin", type=Path, default=None,
                    help="prebuilt tract_run ($CARGO_TARGET_DIR/release/examples/tract_run) instead of cargo run")
     p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--blend-onnx", type=Path, default=None,
+                   help="export (1 − T) × this file's weights + T × the checkpoint's (same architecture)")
+    p.add_argument("--blend", type=float, default=1.0, metavar="T", help="the checkpoint's share with --blend-onnx")
     args = p.parse_args(argv)
-    summary = export(args.model, args.ckpt, args.out, args.opset)
+    summary = export(args.model, args.ckpt, args.out, args.opset, blend_onnx=args.blend_onnx, blend=args.blend)
     if args.parity:
         inputs = parity_inputs(args.model, args.parity_data, args.parity)
         summary.update(tract_parity(args.out, inputs, args.tract_bin))

@@ -554,3 +554,29 @@ def test_text_pack_keeps_the_crops_and_trains(dataset, tmp_path):
     assert ocr.main(["--pack", str(tmp_path / "pack"), "--titles", "--out", str(out), "--batch", "8",
                      "--warmup", "1", "--steps", "2", "--eval-every", "2", "--workers", "2", "--synth-frac", "0"]) == 0
     assert torch.load(out / "best.pt", map_location="cpu", weights_only=False)["step"] == 2
+
+
+def test_blended_export_runs_from_the_base_to_the_checkpoint(tmp_path, alphabet):
+    config = dict(ocr.DEFAULT_CONFIG, channels=[4, 8, 8, 8], hidden=8, num_classes=alphabet.num_classes,
+                  symbols=alphabet.symbols)
+    torch.manual_seed(0)
+    model = ocr.build_model(config)
+    torch.save({"config": config, "model": model.state_dict(), "step": 1}, tmp_path / "base.pt")
+    base = tmp_path / "base.onnx"
+    export_cls_ocr.export("ocr", tmp_path / "base.pt", base)
+    with torch.no_grad():
+        for name, w in model.named_parameters():
+            if "cnn" in name and name.endswith("conv.weight") or name.startswith("rnn.weight"):
+                w.add_(0.2 * torch.randn_like(w))
+    torch.save({"config": config, "model": model.state_dict(), "step": 2}, tmp_path / "moved.pt")
+    x = export_cls_ocr.example_input("ocr", 2)
+    logits = {}
+    for t in (0.0, 0.5, 1.0):
+        out = tmp_path / f"blend{t}.onnx"
+        export_cls_ocr.export("ocr", tmp_path / "moved.pt", out, blend_onnx=base, blend=t)
+        logits[t] = common.OrtRunner(out)(x)["logits"]
+    plain = tmp_path / "moved.onnx"
+    export_cls_ocr.export("ocr", tmp_path / "moved.pt", plain)
+    assert np.abs(logits[0.0] - common.OrtRunner(base)(x)["logits"]).max() < 1e-5
+    assert np.abs(logits[1.0] - common.OrtRunner(plain)(x)["logits"]).max() < 1e-5
+    assert np.abs(logits[0.5] - logits[0.0]).max() > 1e-3 and np.abs(logits[0.5] - logits[1.0]).max() > 1e-3
