@@ -19,6 +19,8 @@ box plus a 0.5 × height margin at native resolution), then re-cut per sample wi
 and photometric augmentation. Real crops are drawn with weight count(text)^-0.75 within a kind (rare strings are
 not drowned by common ones), mixed with PIL-rendered strings (`train.text_synth`: random shapes, one-digit mutations
 of dataset texts, names). Scenes k % 10 == 8 validate (best checkpoint), k % 10 == 9 are the test split.
+`--pack PACK --titles` trains from an OCR pack (`train.pack --model ocr`) instead of the dataset, `--device cuda`
+and `--workers N` (batches cut by forked processes, `common.BatchPool`) on a lent GPU (`train/device_ocr.sh`).
 """
 
 from __future__ import annotations
