@@ -20,8 +20,7 @@ smoke)
         --max-val 1000 --no-calibrate
     ;;
 train)
-    have=$(ls /root/pack/*.npz | wc -l)
-    if [ "$have" -lt "${SHARDS:?}" ]; then echo "only $have of $SHARDS shards on this machine" >&2; exit 3; fi
+    require_shards "${SHARDS:?}"
     # Checkpoints go straight to $OUT, so that they come back even if the call runs past its limit.
     python3 -m train.classifier "${args[@]}" --out "$OUT/ckpt" --steps 100000 --budget-minutes "${MINUTES:?}" \
         --eval-every "${EVAL_EVERY:-1000}" --warmup "${WARMUP:-300}" --lr "${LR:-3e-3}" ${INIT:+--init "$INIT"} \

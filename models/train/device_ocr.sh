@@ -31,8 +31,7 @@ smoke)
     exit $((ra | rb))
     ;;
 train)
-    have=$(ls /root/pack/*.npz | wc -l)
-    if [ "$have" -lt "${SHARDS:?}" ]; then echo "only $have of $SHARDS shards on this machine" >&2; exit 3; fi
+    require_shards "${SHARDS:?}"
     loop=(--steps 1000000 --budget-minutes "${MINUTES:?}" --eval-every "${EVAL_EVERY:-500}")
     # Checkpoints go straight to $OUT, so that they come back even if the call runs past its limit.
     python3 -m train.ocr "${common[@]}" "${run_a[@]}" "${loop[@]}" --out "$OUT/a" > "$OUT/a.log" 2>&1 &

@@ -741,6 +741,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if (args.data is None) == (args.pack is None):
         raise SystemExit("give exactly one of --data and --pack")
+    if args.pack is not None and not args.titles:
+        raise SystemExit("OCR packs hold node titles: train from them with --titles")
     common.seed_everything(args.seed)
     common.set_threads(args.threads)
     alphabet = load_alphabet(args.alphabet)
@@ -749,8 +751,6 @@ def main(argv=None) -> int:
 
         cache = PackedTexts(args.pack)
         crops, skipped, cache_dir = cache.crops, Counter(), args.pack
-        if not args.titles:
-            raise SystemExit("OCR packs hold node titles: train from them with --titles")
         skew_of = [0.0] * len(crops) if args.no_skew else cache.skews
     else:
         crops, skipped = collect_text_crops(args.data, alphabet, titles=args.titles)

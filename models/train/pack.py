@@ -74,7 +74,8 @@ def keep_scenes(crops, splits: set[str], shot_fraction: float, max_val: int | No
 def write_shards(out: Path, prefix: str, crops, cache, records: list[dict], shard_mb: float,
                  photo_quality: int) -> list[tuple[Path, int, int]]:
     """Encode `cache.get(i)` of every crop i into `out/{prefix}-NN.npz`, with `records[i]` plus the region, the
-    image size and the format; a new shard starts at the first scene beyond `shard_mb` MB."""
+    image size and the format; a new shard starts at the first scene once `shard_mb` MB of encoded regions are
+    written (before the shard is deflated, which shrinks it further)."""
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob(f"{prefix}-*.npz"):
         old.unlink()
@@ -142,7 +143,7 @@ class PackReader:
     def __init__(self, pack_dir: Path, glob: str, grey: bool):
         self.grey = grey
         self.records: list[dict] = []
-        self.entries: list[tuple[np.ndarray, int, int, tuple, tuple]] = []
+        self.entries: list[tuple[np.ndarray, int, int]] = []
         paths = sorted(Path(pack_dir).glob(glob))
         if not paths:
             raise common.DatasetError(f"no {glob} under {pack_dir}")
@@ -154,8 +155,7 @@ class PackReader:
                 raise common.DatasetError(f"{path}: offsets do not match its records")
             for j, r in enumerate(records):
                 self.records.append(r)
-                self.entries.append((blob, int(offsets[j]), int(offsets[j + 1]), tuple(r["region"]),
-                                     tuple(r["size"])))
+                self.entries.append((blob, int(offsets[j]), int(offsets[j + 1])))
 
     @staticmethod
     def image_of(pack_dir: Path, r: dict) -> common.SceneImage:
@@ -166,8 +166,9 @@ class PackReader:
         return len(self.entries)
 
     def get(self, i: int):
-        blob, start, end, region, size = self.entries[i]
-        return decode_region(blob[start:end], self.grey), region, size
+        blob, start, end = self.entries[i]
+        r = self.records[i]
+        return decode_region(blob[start:end], self.grey), tuple(r["region"]), tuple(r["size"])
 
 
 class PackedTitles(PackReader):
@@ -199,7 +200,7 @@ def parse_args(argv=None):
     p.add_argument("--photo-quality", type=int, default=90, help="JPEG quality of photo regions")
     p.add_argument("--shot-fraction", type=float, default=1.0, help="share of scenes whose screenshot is packed")
     p.add_argument("--max-val", type=int, default=None, help="keep at most this many validation crops")
-    p.add_argument("--shard-mb", type=float, default=48.0, help="start a new shard beyond this many MB")
+    p.add_argument("--shard-mb", type=float, default=48.0, help="start a new shard once this many MB of encoded regions are written (before deflate)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
