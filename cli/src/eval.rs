@@ -63,6 +63,27 @@ pub struct Args {
     /// Keep overlapping detections of different classes (measures what cross-class NMS adds).
     #[arg(long)]
     no_cross_class_nms: bool,
+    /// OCR confidence under which a tensor label that does not read as a shape is dropped (default: the
+    /// scanner's, `ScanParams::min_label_confidence`).
+    #[arg(long, value_name = "P")]
+    min_label_confidence: Option<f32>,
+    /// Split an arrowhead terminal where several strokes converge into one terminal per stroke, probing this
+    /// many units out from the box (`EdgeParams::fan_in_probe`; off by default; 12 was measured).
+    #[arg(long, value_name = "UNITS")]
+    fan_in_split: Option<f32>,
+    /// Detect in one pass, never re-tiling views whose cards came out small (`DetectParams::zoom` off).
+    #[arg(long)]
+    no_zoom: bool,
+    /// Lower-quartile node height, detector input px, under which the detector re-tiles the view (default:
+    /// `ZoomParams::default`).
+    #[arg(long, value_name = "PX")]
+    zoom_min_px: Option<f64>,
+    /// Height, detector input px, at which the re-tiled pass sees that quartile (default: `ZoomParams::default`).
+    #[arg(long, value_name = "PX")]
+    zoom_target_px: Option<f64>,
+    /// At most this many tiles in the re-tiled pass (default: `ZoomParams::default`).
+    #[arg(long, value_name = "N")]
+    zoom_max_tiles: Option<usize>,
     /// Keep every detected input and output as a port, even when the classifier reads it as an operator
     /// (measures what promoting such ports to nodes adds).
     #[arg(long)]
@@ -293,6 +314,20 @@ pub fn run(args: &Args) -> u8 {
     params.direction_from_crossings = !args.direction_from_boxes;
     if args.no_cross_class_nms {
         params.detect.cross_class_iou = f64::INFINITY;
+    }
+    if let Some(zoom) = params.detect.zoom.as_mut() {
+        zoom.min_px = args.zoom_min_px.unwrap_or(zoom.min_px);
+        zoom.target_px = args.zoom_target_px.unwrap_or(zoom.target_px);
+        zoom.max_tiles = args.zoom_max_tiles.unwrap_or(zoom.max_tiles);
+    }
+    if let Some(p) = args.min_label_confidence {
+        params.min_label_confidence = p;
+    }
+    if let Some(units) = args.fan_in_split {
+        params.edges.fan_in_probe = Some(units);
+    }
+    if args.no_zoom {
+        params.detect.zoom = None;
     }
     if let Some(p) = args.port_as_node_confidence {
         params.port_as_node_confidence = Some(p);

@@ -25,7 +25,11 @@
 //!    decode and back-projection are the same as with the square input; only the outputs near the trimmed edge
 //!    change (the network's zero padding at every stride now starts there).
 //! 5. Tiles merged ([`merge_tiles`]): each tile keeps detections centred in its core, then NMS again.
-//! 6. Cross-class NMS ([`cross_class_nms`], [`DetectParams::cross_class_iou`]): of two boxes of different classes
+//! 6. Zoom ([`ZoomParams`], on by default): when the merged node boxes came out smaller in the input than the
+//!    detector was trained to see them (a large graph filling the window), steps 2–5 run again over a grid of
+//!    square tiles at the scale that brings them back ([`zoom_scale`], [`zoomed_tiles`]), and that pass's
+//!    detections replace the first's.
+//! 7. Cross-class NMS ([`cross_class_nms`], [`DetectParams::cross_class_iou`]): of two boxes of different classes
 //!    on the same place, the lower-scored one goes.
 
 use image::RgbImage;
@@ -151,6 +155,47 @@ pub struct DetectParams {
     /// [`input_side`]`(tw) × `[`input_side`]`(th)`. Slower (up to 8× the work for a thin tile, 1.6× for
     /// 16:9); kept to compare.
     pub pad_to_max: bool,
+    /// A second pass over a finer grid of tiles when the first pass found the cards smaller than the detector
+    /// was trained to see them ([`ZoomParams`]); `None`: one pass.
+    pub zoom: Option<ZoomParams>,
+}
+
+/// The detector's second look at a view whose cards came out small in its input.
+///
+/// The tiling above scales a crop by its size, not by its content: the training scenes (graphs of 1–60 nodes,
+/// usually smaller than the window) reach the detector at scale ≥ 1, but a large graph filling the window is
+/// shrunk about 2× with the same text on screen, and the detector then misses cards and labels it finds at the
+/// trained scale (`models/METRICS.md`, session 23). So when the lower quartile of the first pass's node-box
+/// heights, in input px, is under [`ZoomParams::min_px`], the crop is cut again into a grid of square tiles whose
+/// scale puts that quartile at [`ZoomParams::target_px`] ([`zoomed_tiles`]), and the second pass's detections
+/// replace the first's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ZoomParams {
+    /// Zoom when the lower-quartile node height of the first pass, input px, is below this.
+    pub min_px: f64,
+    /// The second pass's scale puts that height at this many input px.
+    pub target_px: f64,
+    /// At most this many tiles in the second pass; the grid's tiles grow until they fit.
+    pub max_tiles: usize,
+    /// Fewer node boxes than this in the first pass: no estimate, no second pass.
+    pub min_nodes: usize,
+    /// Largest scale of the second pass, input px per source px.
+    pub max_scale: f64,
+    /// Overlap between neighbouring tiles of the grid, as a fraction of the tile side.
+    pub overlap: f64,
+}
+
+impl Default for ZoomParams {
+    fn default() -> Self {
+        ZoomParams {
+            min_px: 12.0,
+            target_px: 17.0,
+            max_tiles: 12,
+            min_nodes: 4,
+            max_scale: 2.0,
+            overlap: 0.25,
+        }
+    }
 }
 
 impl Default for DetectParams {
@@ -166,6 +211,7 @@ impl Default for DetectParams {
             tile_overlap: 0.25,
             tile_max: 8,
             pad_to_max: false,
+            zoom: Some(ZoomParams::default()),
         }
     }
 }
@@ -285,6 +331,78 @@ pub fn tiles_for_crop(crop: [f64; 4], params: &DetectParams) -> Vec<Tile> {
             }
         })
         .collect()
+}
+
+/// Cuts `[lo, lo + len)` into `n` evenly spaced spans of length `tl` overlapping by `overlap · tl` (one span
+/// `[lo, lo + len)` when `len ≤ tl`), each with its core: from the middle of the overlap with the previous span to
+/// the middle of the overlap with the next. Returns `(start, end, core start, core end)`.
+fn spans(lo: f64, len: f64, tl: f64, overlap: f64) -> Vec<(f64, f64, f64, f64)> {
+    if len <= tl + 1e-6 {
+        return vec![(lo, lo + len, lo, lo + len)];
+    }
+    let n = ((len - tl) / (tl * (1.0 - overlap))).ceil() as usize + 1;
+    let starts: Vec<f64> = (0..n)
+        .map(|k| k as f64 * (len - tl) / (n - 1) as f64)
+        .collect();
+    (0..n)
+        .map(|k| {
+            let a = starts[k];
+            let c0 = if k == 0 {
+                0.0
+            } else {
+                (a + starts[k - 1] + tl) / 2.0
+            };
+            let c1 = if k == n - 1 {
+                len
+            } else {
+                (starts[k + 1] + a + tl) / 2.0
+            };
+            (lo + a, lo + a + tl, lo + c0, lo + c1)
+        })
+        .collect()
+}
+
+/// The second pass's tiles ([`ZoomParams`]): a grid over `crop` of square tiles `512 / scale` source px on a
+/// side (cut to the crop where it is smaller), overlapping by `overlap`, with cores as in [`tiles_for_crop`]. When
+/// the grid would hold more than `max_tiles`, the side grows by 5% steps until it fits (so the scale drops).
+pub fn zoomed_tiles(crop: [f64; 4], scale: f64, overlap: f64, max_tiles: usize) -> Vec<Tile> {
+    let [x0, y0, x1, y1] = crop;
+    let (cw, ch) = (x1 - x0, y1 - y0);
+    let mut side = INPUT_SIZE as f64 / scale.max(1e-6);
+    let (mut xs, mut ys) = (spans(x0, cw, side, overlap), spans(y0, ch, side, overlap));
+    while xs.len() * ys.len() > max_tiles.max(1) {
+        side *= 1.05;
+        xs = spans(x0, cw, side, overlap);
+        ys = spans(y0, ch, side, overlap);
+    }
+    ys.iter()
+        .flat_map(|&(ty0, ty1, cy0, cy1)| {
+            xs.iter().map(move |&(tx0, tx1, cx0, cx1)| Tile {
+                bbox: [tx0, ty0, tx1, ty1],
+                core: [cx0, cy0, cx1, cy1],
+            })
+        })
+        .collect()
+}
+
+/// The scale (input px per source px) for the second pass over `dets`, the first pass's detections at
+/// `scale` input px per source px, or `None` when the first pass saw the cards large enough (or too few of them).
+pub fn zoom_scale(dets: &[RawDetection], scale: f64, zoom: &ZoomParams) -> Option<f64> {
+    let mut heights: Vec<f64> = dets
+        .iter()
+        .filter(|d| d.class == DetClass::Node.index())
+        .map(|d| d.bbox[3] - d.bbox[1])
+        .collect();
+    if heights.len() < zoom.min_nodes.max(1) {
+        return None;
+    }
+    heights.sort_by(f64::total_cmp);
+    let quartile = heights[heights.len() / 4];
+    if quartile <= 0.0 || quartile * scale >= zoom.min_px {
+        return None;
+    }
+    let target = (zoom.target_px / quartile).min(zoom.max_scale);
+    (target > scale * 1.1).then_some(target)
 }
 
 /// Resizes the fractional region `bbox` (source px) of `image` to `width × height` with antialiased bilinear,
@@ -551,7 +669,10 @@ pub struct TileDebug {
 /// Debug output of one [`Detector::run_debug`] call.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DetectDebug {
+    /// The tiles whose detections were kept: the second pass's when it ran ([`ZoomParams`]).
     pub tiles: Vec<TileDebug>,
+    /// The first pass's tiles when a second pass replaced them; empty otherwise.
+    pub first_pass_tiles: Vec<TileDebug>,
 }
 
 /// The detector: model plus post-processing parameters. `Send + Sync`; one instance serves many threads.
@@ -634,6 +755,31 @@ impl Detector {
         Ok((postprocess(&maps, Some(&lb), &self.params), lb))
     }
 
+    /// Runs `tiles` of the crop `c` and merges their detections ([`merge_tiles`]), recording each tile in `debug`.
+    fn run_tiles(
+        &self,
+        image: &RgbImage,
+        tiles: &[Tile],
+        c: &[f64; 4],
+        debug: &mut DetectDebug,
+    ) -> Result<Vec<RawDetection>, ScanError> {
+        let mut per_tile = Vec::with_capacity(tiles.len());
+        for tile in tiles {
+            let (dets, letterbox) = self.run_tile(image, tile.bbox)?;
+            debug.tiles.push(TileDebug {
+                tile: *tile,
+                letterbox,
+                detections: dets.len(),
+            });
+            per_tile.push(dets);
+        }
+        Ok(if tiles.len() == 1 {
+            per_tile.pop().unwrap_or_default()
+        } else {
+            merge_tiles(&per_tile, tiles, c, self.params.nms_iou)
+        })
+    }
+
     /// [`Detector::run`] plus per-tile debug output.
     pub fn run_debug(
         &self,
@@ -647,22 +793,20 @@ impl Detector {
             return Err(DetectError::BadCrop([crop.x0, crop.y0, crop.x1, crop.y1]).into());
         }
         let tiles = tiles_for_crop(c, &self.params);
-        let mut per_tile = Vec::with_capacity(tiles.len());
         let mut debug = DetectDebug::default();
-        for tile in &tiles {
-            let (dets, letterbox) = self.run_tile(image, tile.bbox)?;
-            debug.tiles.push(TileDebug {
-                tile: *tile,
-                letterbox,
-                detections: dets.len(),
-            });
-            per_tile.push(dets);
+        let mut merged = self.run_tiles(image, &tiles, &c, &mut debug)?;
+        let first_scale = debug
+            .tiles
+            .iter()
+            .map(|t| 1.0 / t.letterbox.scale().0.max(t.letterbox.scale().1))
+            .fold(f64::INFINITY, f64::min);
+        if let Some(zoom) = &self.params.zoom {
+            if let Some(scale) = zoom_scale(&merged, first_scale, zoom) {
+                let tiles = zoomed_tiles(c, scale, zoom.overlap, zoom.max_tiles);
+                debug.first_pass_tiles = std::mem::take(&mut debug.tiles);
+                merged = self.run_tiles(image, &tiles, &c, &mut debug)?;
+            }
         }
-        let merged = if tiles.len() == 1 {
-            per_tile.pop().unwrap_or_default()
-        } else {
-            merge_tiles(&per_tile, &tiles, &c, self.params.nms_iou)
-        };
         let merged = cross_class_nms(&merged, self.params.cross_class_iou);
         let out = merged
             .iter()
@@ -929,5 +1073,70 @@ mod tests {
             assert_eq!(w[0].core[3], w[1].core[1], "cores tile the crop");
             assert!(w[0].bbox[3] > w[1].bbox[1], "tiles overlap");
         }
+    }
+
+    fn node(h: f64) -> RawDetection {
+        RawDetection {
+            class: DetClass::Node.index(),
+            bbox: [10.0, 10.0, 60.0, 10.0 + h],
+            score: 0.9,
+        }
+    }
+
+    #[test]
+    fn zoom_needs_small_cards_and_enough_of_them() {
+        let z = ZoomParams::default();
+        // Lower quartile of 10, 10, 30, 30, 30 source px is 10; at scale 0.5 that is 5 input px (< 12).
+        let small: Vec<RawDetection> = [10.0, 10.0, 30.0, 30.0, 30.0].map(node).to_vec();
+        let scale = zoom_scale(&small, 0.5, &z).unwrap();
+        assert!((scale - z.target_px / 10.0).abs() < 1e-9, "{scale}");
+        // The same cards at scale 2 are 20 input px: no second pass.
+        assert_eq!(zoom_scale(&small, 2.0, &z), None);
+        // Too few cards to estimate from.
+        assert_eq!(zoom_scale(&small[..3], 0.5, &z), None);
+        // Labels do not count as cards.
+        let labels: Vec<RawDetection> = small
+            .iter()
+            .map(|d| RawDetection { class: 1, ..*d })
+            .collect();
+        assert_eq!(zoom_scale(&labels, 0.5, &z), None);
+        // Tiny cards: the scale stops at max_scale.
+        let tiny: Vec<RawDetection> = [2.0; 6].map(node).to_vec();
+        assert_eq!(zoom_scale(&tiny, 0.5, &z), Some(z.max_scale));
+    }
+
+    #[test]
+    fn zoomed_tiles_form_a_grid_whose_cores_cover_the_crop_once() {
+        let crop = [100.0, 50.0, 1700.0, 930.0];
+        // Scale 1: 512-px tiles over 1600 × 880 → 4 × 2 tiles at 25% overlap.
+        let t = zoomed_tiles(crop, 1.0, 0.25, 12);
+        assert_eq!(t.len(), 8);
+        for tile in &t {
+            assert!((tile.bbox[2] - tile.bbox[0] - 512.0).abs() < 1e-9);
+            assert!((tile.bbox[3] - tile.bbox[1] - 512.0).abs() < 1e-9);
+        }
+        let core_area: f64 = t
+            .iter()
+            .map(|t| (t.core[2] - t.core[0]) * (t.core[3] - t.core[1]))
+            .sum();
+        assert!((core_area - 1600.0 * 880.0).abs() < 1e-6, "{core_area}");
+        // Every point of the crop lies in exactly one core.
+        for &(x, y) in &[
+            (100.0, 50.0),
+            (900.0, 500.0),
+            (1699.0, 929.0),
+            (613.0, 437.0),
+        ] {
+            let b = [x, y, x, y];
+            assert_eq!(t.iter().filter(|tile| in_core(&b, tile, &crop)).count(), 1);
+        }
+        // A finer scale asks for more tiles than allowed: the tiles grow to fit.
+        let capped = zoomed_tiles(crop, 3.0, 0.25, 12);
+        assert!(capped.len() <= 12 && capped.len() >= 8, "{}", capped.len());
+        // A crop smaller than one tile is one tile.
+        assert_eq!(
+            zoomed_tiles([0.0, 0.0, 300.0, 200.0], 1.0, 0.25, 12).len(),
+            1
+        );
     }
 }

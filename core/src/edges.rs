@@ -27,7 +27,9 @@
 //!    a thin band just outside the element's entry side (top; left in horizontal layouts), where the arrowhead is.
 //!    One terminal is one edge end. Netron aims an arrowhead at its target's centre, so a stroke crossing the top
 //!    band aimed beside the box (a curve clipping its corner on the way to another target) is none
-//!    ([`aims_into`], [`EdgeParams::aimed_terminals`]).
+//!    ([`aims_into`], [`EdgeParams::aimed_terminals`]). Optionally, where several strokes converge on one blob of
+//!    arrowheads (a fan-in into a narrow card), [`split_converging`] makes a terminal of each stroke a little
+//!    upstream ([`EdgeParams::fan_in_probe`], off by default).
 //! 4. [`trace_terminal`]: from each terminal the curve is followed *upstream* by a tracker that steps
 //!    [`EdgeParams::step`] at a time to the strongest ink in a cone around its current, smoothed direction,
 //!    re-centres on the stroke, never moves downstream (curves are monotone), coasts straight across label boxes
@@ -149,6 +151,12 @@ pub struct EdgeParams {
     pub terminal_band: f32,
     /// Terminal ink runs wider than this are split at their dips (two arrowheads side by side).
     pub terminal_split_width: f32,
+    /// Look for strokes converging on a terminal this far out from its side ([`split_converging`]); `None`: one
+    /// stroke per terminal. Default `None`: with 12 units, edge F1 on the dense synthetic views fell (oracle
+    /// boxes: screenshots 0.994 → 0.989, photos 0.969 → 0.967) and the development split did not move, although
+    /// the renders of real architectures, where constants fan into narrow cards, gained (`models/METRICS.md`,
+    /// session 23). An option until it is measured better on synthetic views.
+    pub fan_in_probe: Option<f32>,
     /// Tracker step length.
     pub step: f32,
     /// Half-angle of the tracker's search cone, degrees.
@@ -207,6 +215,7 @@ impl Default for EdgeParams {
             label_margin: 0.3,
             terminal_band: 3.0,
             terminal_split_width: 6.0,
+            fan_in_probe: None,
             step: 1.0,
             cone_deg: 45.0,
             turn_penalty: 0.15,
@@ -938,6 +947,118 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
     out
 }
 
+/// Stage 3b: a terminal where several strokes converge becomes one terminal per stroke. Netron aims every
+/// arrowhead at its target's centre, so the edges of a fan-in into a small card (a `BatchNormalization` fed by
+/// four constants, a narrow `Add`) end in one blob of overlapping arrowheads and often run together for a while
+/// before it, which [`find_terminals`] sees as one run. Further upstream the strokes are apart: at `probe`, 2 ×
+/// `probe` and 3 × `probe` units (at least 8, 16 and 24 working pixels) out from the terminal's side, the ink runs
+/// crossing the line parallel to that side within ±2 such distances of the terminal are candidates, and one
+/// counts when the ink joins it straight to the terminal (mean strength ≥ 0.5 along the chord, the strongest of
+/// three parallel chords a pixel apart). Where the distance with the most such strokes (the nearest of equals)
+/// has two or more, each becomes a terminal at its crossing, heading upstream along its stroke ([`best_ray`]);
+/// otherwise the terminal stays as found.
+pub fn split_converging(ink: &InkMap, terminals: Vec<Terminal>, probe: f32) -> Vec<Terminal> {
+    let u = ink.frame.unit();
+    let mut out = Vec::with_capacity(terminals.len());
+    for t in terminals {
+        let mut split: Vec<Terminal> = Vec::new();
+        for m in 1..=3 {
+            let found = converging_strokes(ink, &t, (probe * u * m as f32).max(8.0 * m as f32));
+            if found.len() > split.len() {
+                split = found;
+            }
+        }
+        if split.len() >= 2 {
+            out.extend(split);
+        } else {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The strokes crossing the line parallel to `t`'s side `d` working pixels out from it that the ink joins straight
+/// to `t` ([`split_converging`]), as terminals.
+fn converging_strokes(ink: &InkMap, t: &Terminal, d: f32) -> Vec<Terminal> {
+    let u = ink.frame.unit();
+    // Away from the box, square to the side the terminal is on.
+    let dir = match t.side {
+        Side::Left => Point::new(-1.0, 0.0),
+        Side::Right => Point::new(1.0, 0.0),
+        _ => Point::new(0.0, -1.0),
+    };
+    let centre = Point::new(t.at.x + dir.x * d, t.at.y + dir.y * d);
+    let across = Point::new(-dir.y, dir.x);
+    let half = (2.0 * d).ceil() as i32;
+    let point = |i: i32| {
+        Point::new(
+            centre.x + across.x * i as f32,
+            centre.y + across.y * i as f32,
+        )
+    };
+    let profile: Vec<f32> = (-half..=half)
+        .map(|i| {
+            let q = point(i);
+            [-1.0f32, 0.0, 1.0]
+                .iter()
+                .map(|&o| ink.sample(Point::new(q.x + dir.x * o, q.y + dir.y * o)))
+                .fold(0.0, f32::max)
+        })
+        .collect();
+    let mut found = Vec::new();
+    for (a, z) in runs(&profile, 0.5) {
+        let seg = &profile[a..z];
+        let total: f32 = seg.iter().sum();
+        let mid = seg
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (a + i) as f32 * v)
+            .sum::<f32>()
+            / total;
+        let lo = point(-half);
+        let at = Point::new(lo.x + across.x * mid, lo.y + across.y * mid);
+        if chord_ink(ink, at, t.at) < 0.5 {
+            continue;
+        }
+        let heading = (at.x - t.at.x).atan2(t.at.y - at.y).to_degrees();
+        let (direction, _) = best_ray(ink, at, heading, 30.0, 0.0, 8.0 * u);
+        if direction.y > MAX_DOWNSTREAM {
+            continue;
+        }
+        found.push(Terminal {
+            at,
+            direction,
+            strength: seg.iter().copied().fold(0.0, f32::max),
+            ..*t
+        });
+    }
+    found
+}
+
+/// Mean ink strength along the chord `a → b`, sampled every working pixel, of the strongest of three parallel
+/// chords a pixel apart (a curve's chord drifts off its stroke by a pixel or so).
+fn chord_ink(ink: &InkMap, a: Point, b: Point) -> f32 {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    let len = (dx * dx + dy * dy).sqrt();
+    if len < 1.0 {
+        return 0.0;
+    }
+    let n = Point::new(-dy / len, dx / len);
+    let steps = len.ceil() as usize;
+    [-1.0f32, 0.0, 1.0]
+        .iter()
+        .map(|&o| {
+            (0..=steps)
+                .map(|i| {
+                    let f = i as f32 / steps as f32;
+                    ink.sample(Point::new(a.x + dx * f + n.x * o, a.y + dy * f + n.y * o))
+                })
+                .sum::<f32>()
+                / (steps + 1) as f32
+        })
+        .fold(0.0, f32::max)
+}
+
 /// Whether a stroke reaching `at` on the top side of box `b` from `upstream` (a unit vector pointing back along
 /// the stroke) is aimed into the box: carried on, it passes the box's centre line within the box's width. Netron
 /// ends an edge where the line from its last control point to the target's centre meets the target's box, so an
@@ -1568,7 +1689,10 @@ pub fn recover_edges(
 ) -> Result<EdgeResult, EdgeError> {
     let ink = region_ink(image, region, elements, labels, direction, params)?;
     let frame = ink.frame;
-    let terminals = find_terminals(&ink, elements, params);
+    let mut terminals = find_terminals(&ink, elements, params);
+    if let Some(probe) = params.fan_in_probe {
+        terminals = split_converging(&ink, terminals, probe);
+    }
     let traces: Vec<Trace> = terminals
         .iter()
         .map(|t| trace_terminal(&ink, t, params))

@@ -122,6 +122,14 @@ pub struct ScanParams {
     /// An input or output box whose text reads as a shape with a `×` (`1×64×56×56`, `batch×3`) is taken to be
     /// a tensor label instead: pills hold tensor names, and a name with `×` is implausible. Default true.
     pub shape_text_ports_are_labels: bool,
+    /// A tensor-label box whose OCR confidence ([`TextRead::confidence`]) is under this and whose text does not
+    /// read as a shape is dropped: kept neither in the graph nor as a label over the strokes in edge recovery.
+    /// Such boxes are the detector's false labels on bare stretches of curve or on cards, which the OCR reads as
+    /// noise. `0.0` keeps every label. Default 1e-12, from the labels of the development split and the dense
+    /// synthetic views (`models/METRICS.md`, session 23): of the predicted labels whose detector score × OCR
+    /// confidence is under 1e-12 and whose text is no shape, 36 matched no true label and 5 did; between 1e-12
+    /// and 1e-6 there were 57 false and 119 true ones.
+    pub min_label_confidence: f32,
     /// Read the weight rows of every card (`W〈64×3×7×7〉`, `B = 0.5`; [`crate::weights`]): row boxes from the card
     /// and title geometry, one OCR crop per row. Default true.
     pub read_weights: bool,
@@ -193,6 +201,7 @@ impl Default for ScanParams {
             port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
+            min_label_confidence: 1e-12,
             read_weights: true,
             max_weight_rows: 16,
             row_header_neighbours: Some(12),
@@ -702,17 +711,20 @@ impl Scanner {
             row_texts = later;
             card_rows.push(mine);
         }
-        let mut found_labels: Vec<LabelDetection> = labels
-            .iter()
-            .zip(label_texts)
-            .map(|(d, r)| LabelDetection {
+        let mut found_labels: Vec<LabelDetection> = Vec::with_capacity(labels.len());
+        // Index into `texts` of each label's reading.
+        let mut label_reads: Vec<usize> = Vec::with_capacity(labels.len());
+        for (k, (d, r)) in labels.iter().zip(label_texts).enumerate() {
+            if r.confidence < self.params.min_label_confidence && !reads_as_shape(&r.text) {
+                continue;
+            }
+            found_labels.push(LabelDetection {
                 bbox: d.bbox,
                 confidence: d.score * r.confidence,
                 text: r.text.clone(),
-            })
-            .collect();
-        // Index into `texts` of each label's reading.
-        let mut label_reads: Vec<usize> = (0..label_texts.len()).collect();
+            });
+            label_reads.push(k);
+        }
         let mut ports =
             |found: &[&Detection], first: usize, texts: &[TextRead]| -> Vec<PortDetection> {
                 let mut kept = Vec::new();

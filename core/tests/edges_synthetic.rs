@@ -181,6 +181,56 @@ fn fan_out_from_one_start_point() {
     );
 }
 
+/// Four sources feeding one narrow card (a `BatchNormalization` and its constants), drawn at `scale` (stroke
+/// width and geometry): every curve aims at the card's centre, so their arrowheads overlap in one blob on its top.
+fn fan_in_into_a_narrow_card(scale: f32) -> Scene {
+    let s = |v: f32| v * scale;
+    let mut sc = Scene::new(s(380.0) as u32, s(240.0) as u32, LIGHT);
+    let tip = Point::new(s(185.0), s(200.0));
+    sc.element(
+        "n4",
+        Node,
+        BBox::new(s(170.0), s(200.0), s(200.0), s(216.0)),
+    );
+    for (k, sx) in [50.0f32, 140.0, 230.0, 320.0].iter().enumerate() {
+        let b = BBox::new(s(sx - 30.0), s(20.0), s(sx + 30.0), s(50.0));
+        sc.element(&format!("n{k}"), Node, b);
+        let curve = bezier(
+            Point::new(s(*sx), s(50.0)),
+            Point::new(s(*sx), s(110.0)),
+            Point::new(tip.x + (s(*sx) - tip.x) * 0.35, s(160.0)),
+            tip,
+            64,
+        );
+        sc.edge(&curve, scale);
+    }
+    sc
+}
+
+#[test]
+fn converging_arrowheads_are_split_into_their_strokes() {
+    let all = expect(&[
+        ("n0", "n4", None),
+        ("n1", "n4", None),
+        ("n2", "n4", None),
+        ("n3", "n4", None),
+    ]);
+    let split = EdgeParams {
+        fan_in_probe: Some(12.0),
+        ..EdgeParams::default()
+    };
+    // Scale 0.6: strokes thinner than a pixel, as in a screenshot of a large graph at a small zoom.
+    for scale in [1.0, 0.6] {
+        let sc = fan_in_into_a_narrow_card(scale);
+        let found = sc.recover_with(Direction::Vertical, &split).unwrap().edges;
+        assert_eq!(triples(&found), all, "scale {scale}");
+        assert!(found.iter().all(|e| e.confidence > 0.5));
+        // Without the split (the default) the blob is one terminal and at most one of the four edges is found.
+        let one = triples(&sc.recover(Direction::Vertical).unwrap().edges);
+        assert!(one.len() <= 1, "scale {scale}: {one:?}");
+    }
+}
+
 #[test]
 fn crossing_curves_keep_their_own_source() {
     let mut sc = Scene::new(340, 260, LIGHT);

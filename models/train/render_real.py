@@ -64,6 +64,56 @@ def _write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def render_views(models, out: Path, per_model: int, seed: int, tag: str, scene_prefix: str,
+                 timeout: float) -> tuple[dict, list]:
+    """Renders `per_model` focused views (module doc) of each `(name, model)` into `out/scenes`: scene
+    k = model_index × per_model + r; complete scenes are kept. `tag` keys the option draws and `scene_prefix` the
+    renderer's scene ids. Returns (scene index → model name, failures)."""
+    from datagen import build, camera, render
+
+    (out / "scenes").mkdir(parents=True, exist_ok=True)
+    index_map, failures = {}, []
+    with render.Renderer(out / ".work", timeout_s=timeout, max_nodes=5000) as renderer:
+        for mi, (name, model) in enumerate(models):
+            graph_input, named = focus_targets(model)
+            for r in range(per_model):
+                k = mi * per_model + r
+                index_map[k] = name
+                paths = build.scene_paths(out, k)
+                if all(q.exists() for q in paths.values()):
+                    continue
+                image = truth = None
+                errors = []
+                for attempt in range(ATTEMPTS):
+                    rng = random.Random(f"{tag}:{seed}:{k}:{attempt}")
+                    options = render.sample_options(rng)
+                    focus = graph_input if rng.random() < INPUT_FOCUS else rng.choice(named)
+                    shift = (rng.uniform(-FOCUS_SHIFT, FOCUS_SHIFT), rng.uniform(-FOCUS_SHIFT, FOCUS_SHIFT))
+                    if attempt == ATTEMPTS - 1:  # last try: Netron's own opening view (centred on the input)
+                        options = dataclasses.replace(options, zoom=1.0)
+                        focus, shift = graph_input, (0.0, 0.0)
+                    try:
+                        image, truth = renderer.render(model, options, scene_id=f"{scene_prefix}-{name}-{r}",
+                                                       focus=focus, focus_shift=shift)
+                        break
+                    except render.RenderError as e:
+                        errors.append(str(e)[:200])
+                if truth is None:
+                    failures.append({"index": k, "model": name, "errors": errors})
+                    print(f"scene {k} ({name}) failed: {errors}", file=sys.stderr)
+                    continue
+                truth.setdefault("scene", {}).update({"seed": int(seed), "index": int(k), "real_model": name})
+                shot_truth = camera.screenshot_truth(truth)
+                photo, photo_truth = camera.simulate(image, shot_truth, np.random.default_rng([seed, 7919, k]))
+                _write(paths["onnx.json"], build.dumps({"real_model": name, "nodes": len(model.graph.node)}).encode())
+                _write(paths["shot.png"], build._png_bytes(image))
+                _write(paths["photo.jpg"], build._jpeg_bytes(photo))
+                _write(paths["shot.json"], build.dumps(shot_truth).encode())
+                _write(paths["photo.json"], build.dumps(photo_truth).encode())
+                print(f"scene {k}: {name} ({len(truth.get('nodes', []))} nodes visible)")
+    return index_map, failures
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.render_real", description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -73,54 +123,15 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import onnx
-    from datagen import build, camera, render
 
-    models = light_models()
-    if not models:
+    paths = light_models()
+    if not paths:
         print("no light_*.onnx models in the onnx package", file=sys.stderr)
         return 2
-    (args.out / "scenes").mkdir(parents=True, exist_ok=True)
-    index_map, failures = {}, []
-    with render.Renderer(args.out / ".work", timeout_s=args.timeout, max_nodes=5000) as renderer:
-        for mi, path in enumerate(models):
-            name = path.stem.removeprefix("light_")
-            model = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
-            graph_input, named = focus_targets(model)
-            for r in range(args.per_model):
-                k = mi * args.per_model + r
-                index_map[k] = name
-                paths = build.scene_paths(args.out, k)
-                if all(q.exists() for q in paths.values()):
-                    continue
-                image = truth = None
-                errors = []
-                for attempt in range(ATTEMPTS):
-                    rng = random.Random(f"real-eval:{args.seed}:{k}:{attempt}")
-                    options = render.sample_options(rng)
-                    focus = graph_input if rng.random() < INPUT_FOCUS else rng.choice(named)
-                    shift = (rng.uniform(-FOCUS_SHIFT, FOCUS_SHIFT), rng.uniform(-FOCUS_SHIFT, FOCUS_SHIFT))
-                    if attempt == ATTEMPTS - 1:  # last try: Netron's own opening view (centred on the input)
-                        options = dataclasses.replace(options, zoom=1.0)
-                        focus, shift = graph_input, (0.0, 0.0)
-                    try:
-                        image, truth = renderer.render(model, options, scene_id=f"real-{name}-{r}", focus=focus,
-                                                       focus_shift=shift)
-                        break
-                    except render.RenderError as e:
-                        errors.append(str(e)[:200])
-                if truth is None:
-                    failures.append({"index": k, "model": name, "errors": errors})
-                    print(f"scene {k} ({name}) failed: {errors}", file=sys.stderr)
-                    continue
-                truth.setdefault("scene", {}).update({"seed": int(args.seed), "index": int(k), "real_model": name})
-                shot_truth = camera.screenshot_truth(truth)
-                photo, photo_truth = camera.simulate(image, shot_truth, np.random.default_rng([args.seed, 7919, k]))
-                _write(paths["onnx.json"], build.dumps({"real_model": name, "nodes": len(model.graph.node)}).encode())
-                _write(paths["shot.png"], build._png_bytes(image))
-                _write(paths["photo.jpg"], build._jpeg_bytes(photo))
-                _write(paths["shot.json"], build.dumps(shot_truth).encode())
-                _write(paths["photo.json"], build.dumps(photo_truth).encode())
-                print(f"scene {k}: {name} ({len(truth.get('nodes', []))} nodes visible)")
+    models = [(path.stem.removeprefix("light_"), onnx.shape_inference.infer_shapes(onnx.load(str(path))))
+              for path in paths]
+    index_map, failures = render_views(models, args.out, args.per_model, args.seed, "real-eval", "real",
+                                       args.timeout)
     (args.out / "real_models.json").write_text(json.dumps({"models": index_map, "failures": failures}, indent=1))
     print(f"{len(index_map) - len(failures)} scenes in {args.out}, {len(failures)} failed")
     return 0
