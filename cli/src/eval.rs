@@ -67,10 +67,10 @@ pub struct Args {
     /// scanner's, `ScanParams::min_label_confidence`).
     #[arg(long, value_name = "P")]
     min_label_confidence: Option<f32>,
-    /// Split an arrowhead terminal where several strokes converge into one terminal per stroke, probing this
-    /// many units out from the box (`EdgeParams::fan_in_probe`; off by default; 12 was measured).
-    #[arg(long, value_name = "UNITS")]
-    fan_in_split: Option<f32>,
+    /// Trace one stroke per arrowhead terminal, never splitting a terminal where strokes converge
+    /// (`EdgeParams::fan_in_probe` off; measures what the split adds).
+    #[arg(long)]
+    no_fan_in_split: bool,
     /// Detect in one pass, never re-tiling views whose cards came out small (`DetectParams::zoom` off).
     #[arg(long)]
     no_zoom: bool,
@@ -323,8 +323,8 @@ pub fn run(args: &Args) -> u8 {
     if let Some(p) = args.min_label_confidence {
         params.min_label_confidence = p;
     }
-    if let Some(units) = args.fan_in_split {
-        params.edges.fan_in_probe = Some(units);
+    if args.no_fan_in_split {
+        params.edges.fan_in_probe = None;
     }
     if args.no_zoom {
         params.detect.zoom = None;

@@ -3,7 +3,7 @@
 //!
 //! Usage: `cargo run --release -p netron-ocr-core --example edge_eval -- --data DIR [--kind photo|shot]
 //! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose] [--min-rank-offset F|off]
-//! [--unaimed-terminals] [--fan-in-split UNITS]`
+//! [--unaimed-terminals] [--no-fan-in-split]`
 //!
 //! DIR is a dataset (`DIR/scenes/<k>.photo.jpg|<k>.shot.png` with their `.json` truth, `docs/dataset.md`) or a
 //! folder holding such files directly (the test fixtures, including `render_*.png`). The region is the truth
@@ -17,8 +17,8 @@
 //! edges; crossing: its curve crosses another edge's curve; horizontal layout; dark theme; truncated: an endpoint
 //! is cut by the viewport or a curve point lies outside the image) and the recall of each tag is reported.
 //! `--min-rank-offset` and `--unaimed-terminals` set `EdgeParams::min_rank_offset` and turn
-//! `EdgeParams::aimed_terminals` off, and `--fan-in-split` sets `EdgeParams::fan_in_probe` (off by default), to
-//! measure what each adds.
+//! `EdgeParams::aimed_terminals` off, and `--no-fan-in-split` turns `EdgeParams::fan_in_probe` off, to measure
+//! what each adds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ struct Args {
     verbose: bool,
     min_rank_offset: Option<f32>,
     unaimed_terminals: bool,
-    fan_in_split: Option<f32>,
+    no_fan_in_split: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -54,7 +54,7 @@ fn parse_args() -> Result<Args, String> {
         verbose: false,
         min_rank_offset: None,
         unaimed_terminals: false,
-        fan_in_split: None,
+        no_fan_in_split: false,
     };
     let mut it = std::env::args().skip(1);
     let mut data = None;
@@ -84,11 +84,7 @@ fn parse_args() -> Result<Args, String> {
             "--overlays" => args.overlays = Some(PathBuf::from(value("--overlays")?)),
             "--verbose" => args.verbose = true,
             "--unaimed-terminals" => args.unaimed_terminals = true,
-            "--fan-in-split" => {
-                let v = value("--fan-in-split")?;
-                args.fan_in_split =
-                    Some(v.parse().map_err(|_| format!("bad --fan-in-split {v:?}"))?);
-            }
+            "--no-fan-in-split" => args.no_fan_in_split = true,
             "--min-rank-offset" => {
                 let v = value("--min-rank-offset")?;
                 let f = if v == "off" {
@@ -507,7 +503,9 @@ fn run() -> Result<(), String> {
         params.min_rank_offset = f;
     }
     params.aimed_terminals = !args.unaimed_terminals;
-    params.fan_in_probe = args.fan_in_split;
+    if args.no_fan_in_split {
+        params.fan_in_probe = None;
+    }
     let mut per_kind: BTreeMap<&'static str, Tally> = BTreeMap::new();
     for f in &files {
         let t = evaluate(f, &params, args.overlays.as_deref(), args.verbose)?;

@@ -27,9 +27,9 @@
 //!    a thin band just outside the element's entry side (top; left in horizontal layouts), where the arrowhead is.
 //!    One terminal is one edge end. Netron aims an arrowhead at its target's centre, so a stroke crossing the top
 //!    band aimed beside the box (a curve clipping its corner on the way to another target) is none
-//!    ([`aims_into`], [`EdgeParams::aimed_terminals`]). Optionally, where several strokes converge on one blob of
-//!    arrowheads (a fan-in into a narrow card), [`split_converging`] makes a terminal of each stroke a little
-//!    upstream ([`EdgeParams::fan_in_probe`], off by default).
+//!    ([`aims_into`], [`EdgeParams::aimed_terminals`]). Where several strokes converge on one blob of arrowheads
+//!    (a fan-in into a narrow card), [`split_converging`] makes a terminal of each stroke a little upstream
+//!    ([`EdgeParams::fan_in_probe`]).
 //! 4. [`trace_terminal`]: from each terminal the curve is followed *upstream* by a tracker that steps
 //!    [`EdgeParams::step`] at a time to the strongest ink in a cone around its current, smoothed direction,
 //!    re-centres on the stroke, never moves downstream (curves are monotone), coasts straight across label boxes
@@ -152,10 +152,10 @@ pub struct EdgeParams {
     /// Terminal ink runs wider than this are split at their dips (two arrowheads side by side).
     pub terminal_split_width: f32,
     /// Look for strokes converging on a terminal this far out from its side ([`split_converging`]); `None`: one
-    /// stroke per terminal. Default `None`: with 12 units, edge F1 on the dense synthetic views fell (oracle
-    /// boxes: screenshots 0.994 → 0.989, photos 0.969 → 0.967) and the development split did not move, although
-    /// the renders of real architectures, where constants fan into narrow cards, gained (`models/METRICS.md`,
-    /// session 23). An option until it is measured better on synthetic views.
+    /// stroke per terminal. Default 12 (past the 8-unit arrowheads): with the truth boxes, edge F1 on the `v1-s1`
+    /// held-out scenes (0.984 / 0.995, photos / screenshots) and on the dense synthetic views (0.969 / 0.994) is
+    /// the same with and without it; a drawn fan-in into a narrow card needs it (`edges_synthetic.rs`); the
+    /// renders of real architectures, where constants fan into narrow cards, gain (`models/METRICS.md`, session 23).
     pub fan_in_probe: Option<f32>,
     /// Tracker step length.
     pub step: f32,
@@ -215,7 +215,7 @@ impl Default for EdgeParams {
             label_margin: 0.3,
             terminal_band: 3.0,
             terminal_split_width: 6.0,
-            fan_in_probe: None,
+            fan_in_probe: Some(12.0),
             step: 1.0,
             cone_deg: 45.0,
             turn_penalty: 0.15,
@@ -951,19 +951,24 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
 /// arrowhead at its target's centre, so the edges of a fan-in into a small card (a `BatchNormalization` fed by
 /// four constants, a narrow `Add`) end in one blob of overlapping arrowheads and often run together for a while
 /// before it, which [`find_terminals`] sees as one run. Further upstream the strokes are apart: at `probe`, 2 ×
-/// `probe` and 3 × `probe` units (at least 8, 16 and 24 working pixels) out from the terminal's side, the ink runs
-/// crossing the line parallel to that side within ±2 such distances of the terminal are candidates, and one
-/// counts when the ink joins it straight to the terminal (mean strength ≥ 0.5 along the chord, the strongest of
-/// three parallel chords a pixel apart). Where the distance with the most such strokes (the nearest of equals)
-/// has two or more, each becomes a terminal at its crossing, heading upstream along its stroke ([`best_ray`]);
-/// otherwise the terminal stays as found.
+/// `probe` and 3 × `probe` units out from the terminal's side (at least 8, 16 and 24 working pixels, but never
+/// beyond 3 × `probe` units: where a unit is a fraction of a pixel, farther lines meet the strokes of other edges),
+/// the ink runs crossing the line parallel to that side within ±2 such distances of the terminal are candidates,
+/// and one counts when the ink joins it straight to the terminal (mean strength ≥ 0.5 along the chord, the
+/// strongest of three parallel chords a pixel apart). Where the distance with the most such strokes (the nearest
+/// of equals) has two or more, each becomes a terminal at its crossing, heading upstream along its stroke
+/// ([`best_ray`]); otherwise the terminal stays as found.
 pub fn split_converging(ink: &InkMap, terminals: Vec<Terminal>, probe: f32) -> Vec<Terminal> {
     let u = ink.frame.unit();
     let mut out = Vec::with_capacity(terminals.len());
     for t in terminals {
         let mut split: Vec<Terminal> = Vec::new();
         for m in 1..=3 {
-            let found = converging_strokes(ink, &t, (probe * u * m as f32).max(8.0 * m as f32));
+            let d = (probe * u * m as f32).max(8.0 * m as f32);
+            if d > 3.0 * probe * u {
+                break;
+            }
+            let found = converging_strokes(ink, &t, d);
             if found.len() > split.len() {
                 split = found;
             }

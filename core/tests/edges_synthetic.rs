@@ -215,19 +215,17 @@ fn converging_arrowheads_are_split_into_their_strokes() {
         ("n2", "n4", None),
         ("n3", "n4", None),
     ]);
-    let split = EdgeParams {
-        fan_in_probe: Some(12.0),
+    let one = EdgeParams {
+        fan_in_probe: None,
         ..EdgeParams::default()
     };
     // Scale 0.6: strokes thinner than a pixel, as in a screenshot of a large graph at a small zoom.
     for scale in [1.0, 0.6] {
         let sc = fan_in_into_a_narrow_card(scale);
-        let found = sc.recover_with(Direction::Vertical, &split).unwrap().edges;
-        assert_eq!(triples(&found), all, "scale {scale}");
-        assert!(found.iter().all(|e| e.confidence > 0.5));
-        // Without the split (the default) the blob is one terminal and at most one of the four edges is found.
-        let one = triples(&sc.recover(Direction::Vertical).unwrap().edges);
-        assert!(one.len() <= 1, "scale {scale}: {one:?}");
+        assert_eq!(run(&sc, Direction::Vertical), all, "scale {scale}");
+        // Without the split the blob is one terminal and at most one of the four edges is found.
+        let found = triples(&sc.recover_with(Direction::Vertical, &one).unwrap().edges);
+        assert!(found.len() <= 1, "scale {scale}: {found:?}");
     }
 }
 
