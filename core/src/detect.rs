@@ -294,59 +294,47 @@ pub fn tiles_for_crop(crop: [f64; 4], params: &DetectParams) -> Vec<Tile> {
             core: crop,
         }];
     }
-    let mut n = ((long - tl) / (tl * (1.0 - params.tile_overlap))).ceil() as usize + 1;
+    let mut n = span_count(long, tl, params.tile_overlap);
     let cap = params.tile_max.max(2);
     if n > cap {
         n = cap;
         tl = long / (1.0 + (n - 1) as f64 * (1.0 - params.tile_overlap));
     }
-    let starts: Vec<f64> = (0..n)
-        .map(|k| k as f64 * (long - tl) / (n - 1) as f64)
-        .collect();
     let lo = if vertical { y0 } else { x0 };
-    starts
-        .iter()
-        .enumerate()
-        .map(|(k, &a)| {
-            let c0 = if k == 0 {
-                0.0
-            } else {
-                (a + starts[k - 1] + tl) / 2.0
-            };
-            let c1 = if k == n - 1 {
-                long
-            } else {
-                (starts[k + 1] + a + tl) / 2.0
-            };
+    even_spans(lo, long, tl, n)
+        .into_iter()
+        .map(|(a0, a1, c0, c1)| {
             if vertical {
                 Tile {
-                    bbox: [x0, lo + a, x1, lo + a + tl],
-                    core: [x0, lo + c0, x1, lo + c1],
+                    bbox: [x0, a0, x1, a1],
+                    core: [x0, c0, x1, c1],
                 }
             } else {
                 Tile {
-                    bbox: [lo + a, y0, lo + a + tl, y1],
-                    core: [lo + c0, y0, lo + c1, y1],
+                    bbox: [a0, y0, a1, y1],
+                    core: [c0, y0, c1, y1],
                 }
             }
         })
         .collect()
 }
 
-/// Cuts `[lo, lo + len)` into `n` evenly spaced spans of length `tl` overlapping by `overlap · tl` (one span
-/// `[lo, lo + len)` when `len ≤ tl`), each with its core: from the middle of the overlap with the previous span to
-/// the middle of the overlap with the next. Returns `(start, end, core start, core end)`.
-fn spans(lo: f64, len: f64, tl: f64, overlap: f64) -> Vec<(f64, f64, f64, f64)> {
-    if len <= tl + 1e-6 {
-        return vec![(lo, lo + len, lo, lo + len)];
-    }
-    let n = ((len - tl) / (tl * (1.0 - overlap))).ceil() as usize + 1;
+/// How many spans of length `tl` overlapping by at least `overlap · tl` cover a length `len > tl`.
+fn span_count(len: f64, tl: f64, overlap: f64) -> usize {
+    ((len - tl) / (tl * (1.0 - overlap))).ceil() as usize + 1
+}
+
+/// `n ≥ 2` evenly spaced spans of length `tl` over `[lo, lo + len)`, each with its core: from the middle of the
+/// overlap with the previous span (`lo` for the first) to the middle of the overlap with the next (`lo + len` for
+/// the last). Returns `(start, end, core start, core end)`.
+fn even_spans(lo: f64, len: f64, tl: f64, n: usize) -> Vec<(f64, f64, f64, f64)> {
     let starts: Vec<f64> = (0..n)
         .map(|k| k as f64 * (len - tl) / (n - 1) as f64)
         .collect();
-    (0..n)
-        .map(|k| {
-            let a = starts[k];
+    starts
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| {
             let c0 = if k == 0 {
                 0.0
             } else {
@@ -360,6 +348,15 @@ fn spans(lo: f64, len: f64, tl: f64, overlap: f64) -> Vec<(f64, f64, f64, f64)> 
             (lo + a, lo + a + tl, lo + c0, lo + c1)
         })
         .collect()
+}
+
+/// `[lo, lo + len)` cut into spans of length `tl` overlapping by at least `overlap · tl` ([`even_spans`]), or
+/// one span when `len ≤ tl`.
+fn spans(lo: f64, len: f64, tl: f64, overlap: f64) -> Vec<(f64, f64, f64, f64)> {
+    if len <= tl + 1e-6 {
+        return vec![(lo, lo + len, lo, lo + len)];
+    }
+    even_spans(lo, len, tl, span_count(len, tl, overlap))
 }
 
 /// The second pass's tiles ([`ZoomParams`]): a grid over `crop` of square tiles `512 / scale` source px on a
@@ -795,12 +792,12 @@ impl Detector {
         let tiles = tiles_for_crop(c, &self.params);
         let mut debug = DetectDebug::default();
         let mut merged = self.run_tiles(image, &tiles, &c, &mut debug)?;
-        let first_scale = debug
-            .tiles
-            .iter()
-            .map(|t| 1.0 / t.letterbox.scale().0.max(t.letterbox.scale().1))
-            .fold(f64::INFINITY, f64::min);
         if let Some(zoom) = &self.params.zoom {
+            let first_scale = debug
+                .tiles
+                .iter()
+                .map(|t| 1.0 / t.letterbox.scale().0.max(t.letterbox.scale().1))
+                .fold(f64::INFINITY, f64::min);
             if let Some(scale) = zoom_scale(&merged, first_scale, zoom) {
                 let tiles = zoomed_tiles(c, scale, zoom.overlap, zoom.max_tiles);
                 debug.first_pass_tiles = std::mem::take(&mut debug.tiles);

@@ -883,17 +883,8 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
                 .collect();
             for (a, z) in runs(&profile, 0.5) {
                 for (sa, sz) in split_run(&profile, a, z, params.terminal_split_width * u) {
-                    let seg = &profile[sa..sz];
-                    let total: f32 = seg.iter().sum();
-                    let centre = seg
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| (sa + i) as f32 * v)
-                        .sum::<f32>()
-                        / total
-                        + along.0 as f32
-                        + 0.5;
-                    let strength = seg.iter().copied().fold(0.0, f32::max);
+                    let (centroid, strength) = run_centre(&profile, sa, sz);
+                    let centre = centroid + along.0 as f32 + 0.5;
                     let terminal = match side {
                         Side::Top => {
                             if centre < b.x0 + margin - 0.5 || centre > b.x1 - margin + 0.5 {
@@ -1010,17 +1001,10 @@ fn converging_strokes(ink: &InkMap, t: &Terminal, d: f32) -> Vec<Terminal> {
                 .fold(0.0, f32::max)
         })
         .collect();
+    let lo = point(-half);
     let mut found = Vec::new();
     for (a, z) in runs(&profile, 0.5) {
-        let seg = &profile[a..z];
-        let total: f32 = seg.iter().sum();
-        let mid = seg
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (a + i) as f32 * v)
-            .sum::<f32>()
-            / total;
-        let lo = point(-half);
+        let (mid, strength) = run_centre(&profile, a, z);
         let at = Point::new(lo.x + across.x * mid, lo.y + across.y * mid);
         if chord_ink(ink, at, t.at) < 0.5 {
             continue;
@@ -1033,7 +1017,7 @@ fn converging_strokes(ink: &InkMap, t: &Terminal, d: f32) -> Vec<Terminal> {
         found.push(Terminal {
             at,
             direction,
-            strength: seg.iter().copied().fold(0.0, f32::max),
+            strength,
             ..*t
         });
     }
@@ -1048,7 +1032,7 @@ fn chord_ink(ink: &InkMap, a: Point, b: Point) -> f32 {
     if len < 1.0 {
         return 0.0;
     }
-    let n = Point::new(-dy / len, dx / len);
+    let n = norm(-dy, dx);
     let steps = len.ceil() as usize;
     [-1.0f32, 0.0, 1.0]
         .iter()
@@ -1075,6 +1059,19 @@ pub fn aims_into(b: &BBox, at: Point, upstream: Point) -> bool {
     let t = ((b.y0 + b.y1) / 2.0 - at.y) / -upstream.y;
     let x = at.x - upstream.x * t;
     b.x0 <= x && x <= b.x1
+}
+
+/// The ink-weighted centre (an index into `v`, fractional) and the peak of the run `v[a..z]`.
+fn run_centre(v: &[f32], a: usize, z: usize) -> (f32, f32) {
+    let seg = &v[a..z];
+    let total: f32 = seg.iter().sum();
+    let centre = seg
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (a + i) as f32 * x)
+        .sum::<f32>()
+        / total;
+    (centre, seg.iter().copied().fold(0.0, f32::max))
 }
 
 /// Maximal index ranges `[a, b)` where `v >= t`.
