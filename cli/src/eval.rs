@@ -8,7 +8,7 @@
 //!
 //! Prints a table (photos, screenshots, all) of the metrics of `netron_ocr_core::eval` plus the mean scan time,
 //! and with `--json` writes a report: `{summary: {photo, shot, all}, images: [{image, truth, kind, metrics,
-//! timings, canvas, error}], models}`; with `--graphs DIR` each predicted graph also goes to
+//! timings, canvas, text_height, error}], models}`; with `--graphs DIR` each predicted graph also goes to
 //! `DIR/<image name>.pred.json`. Schema validity here means the prediction passes the JSON Schema v1 *and* the
 //! cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable
 //! report (an image that fails to scan counts as an empty prediction and is listed with its error).
@@ -236,6 +236,8 @@ struct ImageReport {
     timings: StageTimings,
     /// The predicted canvas (crop) box, source pixels.
     canvas: Canvas,
+    /// The scan's estimate of a tensor label's height, source pixels (`ScanResult::text_height`).
+    text_height: Option<f32>,
     error: Option<String>,
 }
 
@@ -476,8 +478,8 @@ pub fn run(args: &Args) -> u8 {
                 continue;
             }
         };
-        let (graph, timings, error) = match scanner.scan_file(&pair.image) {
-            Ok(r) => (r.graph, r.timings, None),
+        let (graph, timings, text_height, error) = match scanner.scan_file(&pair.image) {
+            Ok(r) => (r.graph, r.timings, r.text_height, None),
             Err(e) => {
                 // An unscannable image is an empty prediction.
                 let empty = GraphJson::new(
@@ -487,7 +489,7 @@ pub fn run(args: &Args) -> u8 {
                         confidence: 0.0,
                     },
                 );
-                (empty, StageTimings::default(), Some(e.to_string()))
+                (empty, StageTimings::default(), None, Some(e.to_string()))
             }
         };
         let mut metrics = eval::evaluate(&graph, &truth);
@@ -514,6 +516,7 @@ pub fn run(args: &Args) -> u8 {
             metrics,
             timings,
             canvas: graph.canvas,
+            text_height,
             error,
         });
         bar.inc(1);

@@ -8,6 +8,9 @@
 //! each image on stderr. `--models DIR` loads the four models from DIR (SHA-256-checked) instead of the bundled
 //! ones.
 //!
+//! A view whose text the scan finds too small (`ScanParams::min_text_height`) gets a note on stderr; its graph
+//! is printed all the same.
+//!
 //! Exit status: 0 success, 2 a bad argument, an unreadable image or a model that cannot be loaded (the other
 //! images are still scanned). The quality gate is reported, never a reason to refuse: a poor frame still gets
 //! its best-effort graph.
@@ -16,6 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use netron_ocr_core::quality::Hint;
 use netron_ocr_core::scanner::{ScanParams, ScanResult, Scanner};
 use netron_ocr_core::{frame, models::ModelSet};
 
@@ -145,6 +149,18 @@ pub fn run(args: &Args) -> u8 {
         if let Err(e) = bar.suspend(|| writeln!(out, "{json}")) {
             eprintln!("netron-ocr scan: cannot write the result: {e}");
             return EXIT_USAGE;
+        }
+        if let Some(h) = result
+            .text_height
+            .filter(|_| result.quality.hints.contains(&Hint::ZoomIn))
+        {
+            bar.suspend(|| {
+                eprintln!(
+                    "netron-ocr scan: {}: the text is about {h:.1} px high, too small to be read reliably: \
+                     zoom in in Netron and scan again (the graph may be scanned in parts)",
+                    path.display()
+                )
+            });
         }
         if args.timings {
             let t = &result.timings;

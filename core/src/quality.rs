@@ -63,6 +63,10 @@ pub enum Hint {
     TooBlurry,
     MoveCloser,
     MoveBack,
+    /// Set by a scan, never by the gate: the graph's text is drawn too small to be read reliably (the scan's
+    /// [`crate::scanner::ScanResult::text_height`] is under [`crate::scanner::ScanParams::min_text_height`]). Zoom
+    /// in in Netron, or move closer and scan the graph in parts. Advisory: it does not change `accept`.
+    ZoomIn,
 }
 
 /// Brightness statistics; every value is a luma level or a fraction in 0..1.

@@ -114,6 +114,7 @@ impl CaptureMachine {
     }
 
     /// The collected scans fused, with the capturing frame's quality and the stage timings summed over the scans.
+    /// The text height is the median of the scans'; `ZoomIn` joins the hints when most scans gave it.
     fn fused(
         &mut self,
         quality: &core_quality::FrameQuality,
@@ -126,7 +127,24 @@ impl CaptureMachine {
         let timings = scans.iter().fold(StageTimings::default(), |sum, s| {
             sum.add(&StageTimings::from(s.timings))
         });
-        ScanResult::from_core(&graph, quality.clone().into(), timings, scans.len() as u32).map(Some)
+        let zoom_in = core_quality::Hint::ZoomIn;
+        let mut quality = quality.clone();
+        let flagged = scans
+            .iter()
+            .filter(|s| s.quality.hints.contains(&zoom_in))
+            .count();
+        if 2 * flagged > scans.len() && !quality.hints.contains(&zoom_in) {
+            quality.hints.push(zoom_in);
+        }
+        let mut heights: Vec<f32> = scans.iter().filter_map(|s| s.text_height).collect();
+        heights.sort_by(f32::total_cmp);
+        let text_height = match heights.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(heights[n / 2]),
+            n => Some((heights[n / 2 - 1] + heights[n / 2]) / 2.0),
+        };
+        let frames = scans.len() as u32;
+        ScanResult::from_core(&graph, quality.into(), text_height, timings, frames).map(Some)
     }
 
     pub(crate) fn update(&self, quality: core_quality::FrameQuality) -> CaptureUpdate {
@@ -185,10 +203,24 @@ impl CaptureSession {
         } else {
             None
         };
-        if m.observe(&quality, scan)? {
+        // The scan assessed the image alone (no stability); only its `ZoomIn` joins the gate's verdict.
+        let small_text = scan
+            .as_ref()
+            .is_some_and(|s| s.quality.hints.contains(&core_quality::Hint::ZoomIn));
+        let captured = m.observe(&quality, scan)?;
+        let mut update = m.update(quality);
+        if captured {
             log::debug!("captured: {} frame(s) fused", m.required);
+            // The capturing frame shows the fused result's verdict (the gate's, with `ZoomIn` by majority).
+            if let Some(r) = &update.result {
+                update.quality = r.quality.clone();
+                update.hints = r.quality.hints.clone();
+            }
+        } else if small_text {
+            update.quality.hints.push(Hint::ZoomIn);
+            update.hints.push(Hint::ZoomIn);
         }
-        Ok(m.update(quality))
+        Ok(update)
     }
 }
 
@@ -286,6 +318,7 @@ mod tests {
         core_scanner::ScanResult {
             graph,
             quality: q(true, Some(1.0)),
+            text_height: Some(12.0),
             timings: core_scanner::StageTimings {
                 detect: 2.0,
                 ..Default::default()
@@ -321,6 +354,36 @@ mod tests {
         assert!(!m.counts(&q(true, Some(1.0)))); // captured: nothing more is scanned
         m.reset();
         assert!(m.result.is_none() && m.scans.is_empty());
+    }
+
+    #[test]
+    fn fused_result_says_zoom_in_when_most_frames_did() {
+        let frames = crate::fusion::tests::three_frames();
+        let small = |graph, h: f32| {
+            let mut s = scan(graph);
+            s.text_height = Some(h);
+            if h < 9.0 {
+                s.quality.hints.push(core_quality::Hint::ZoomIn);
+            }
+            s
+        };
+        for (heights, zoom_in, median) in [
+            ([7.0, 8.0, 12.0], true, 8.0),
+            ([7.0, 12.0, 13.0], false, 12.0),
+        ] {
+            let mut m = CaptureMachine::new(Default::default(), 3);
+            for (f, h) in frames.iter().zip(heights) {
+                m.observe(&q(true, Some(1.0)), Some(small(f.clone(), h)))
+                    .unwrap();
+            }
+            let r = m.result.clone().expect("fused result");
+            assert_eq!(
+                r.quality.hints.contains(&Hint::ZoomIn),
+                zoom_in,
+                "{heights:?}"
+            );
+            assert_eq!(r.text_height, Some(median));
+        }
     }
 
     #[test]

@@ -175,6 +175,10 @@ pub struct ScanResult {
     /// The quality gate's verdict on the scanned frame (for a capture: on the capturing frame). Reported only:
     /// a scan never refuses a frame for its quality.
     pub quality: FrameQuality,
+    /// Estimated height of a tensor label's box in this view, source pixels (for a capture: the median over the
+    /// fused frames); null for an empty result. Under the scanner's threshold (9 px) `quality.hints` holds
+    /// `ZoomIn`: the models read text that small unreliably.
+    pub text_height: Option<f32>,
     pub timings: StageTimings,
     /// How many frames the graph was read from: 1 for `Scanner.scan*`, the number of fused frames for a
     /// `CaptureSession` result.
@@ -186,6 +190,7 @@ impl ScanResult {
     pub(crate) fn from_core(
         graph: &core_graph::GraphJson,
         quality: FrameQuality,
+        text_height: Option<f32>,
         timings: StageTimings,
         frames: u32,
     ) -> Result<ScanResult, NetronError> {
@@ -193,6 +198,7 @@ impl ScanResult {
             graph_json: graph.to_json()?,
             graph: ScanGraph::from(graph),
             quality,
+            text_height,
             timings,
             frames,
         })

@@ -47,7 +47,13 @@ impl Scanner {
 
 /// The boundary form of a single-frame core result.
 fn single(r: core_scanner::ScanResult) -> Result<ScanResult, NetronError> {
-    ScanResult::from_core(&r.graph, r.quality.into(), r.timings.into(), 1)
+    ScanResult::from_core(
+        &r.graph,
+        r.quality.into(),
+        r.text_height,
+        r.timings.into(),
+        1,
+    )
 }
 
 fn model_error(e: netron_ocr_core::models::ModelError) -> NetronError {

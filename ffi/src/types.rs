@@ -58,6 +58,10 @@ pub enum Hint {
     TooBlurry,
     MoveCloser,
     MoveBack,
+    /// From a scan, never from the gate alone: the graph's text is too small to be read reliably
+    /// (`ScanResult.text_height` under the scanner's threshold). Zoom in in Netron, or move closer and scan the
+    /// graph in parts. Advisory: it does not change `accept`.
+    ZoomIn,
 }
 
 /// Brightness statistics; luma as fractions of full scale (0..1).
@@ -205,7 +209,7 @@ macro_rules! mirror_enum {
 
 mirror_enum!(PixelFormat <=> core_frame::PixelFormat { Rgba8, Bgra8, Rgb8, Nv21, Nv12, I420 });
 mirror_enum!(Rotation <=> core_frame::Rotation { R0, R90, R180, R270 });
-mirror_enum!(Hint <=> core_quality::Hint { TooDark, TooBright, ReduceGlare, HoldSteady, TooBlurry, MoveCloser, MoveBack });
+mirror_enum!(Hint <=> core_quality::Hint { TooDark, TooBright, ReduceGlare, HoldSteady, TooBlurry, MoveCloser, MoveBack, ZoomIn });
 
 impl From<FrameInfo> for core_frame::FrameInfo {
     fn from(i: FrameInfo) -> Self {

@@ -184,6 +184,15 @@ def test_scan_fixture_photo(scanner):
     assert r.frames == 1 and r.timings.decode_ms > 0
     # The same file through the path entry point reads the same graph.
     assert scanner.scan_file(str(PHOTO)).graph_json == r.graph_json
+    # Its text (labels 15 px high) is large enough: a text height and no zoom-in advice.
+    assert r.text_height is not None and r.text_height >= 9 and n.Hint.ZOOM_IN not in r.quality.hints
+
+
+def test_small_text_crosses_the_boundary_as_a_zoom_in_hint(scanner):
+    # A dense view whose labels are 7 px high.
+    r = scanner.scan_file(str(REPO / "tests/fixtures/dense/000104.photo.jpg"))
+    assert r.text_height is not None and r.text_height < 9
+    assert n.Hint.ZOOM_IN in r.quality.hints
 
 
 def test_scan_raw_frames(scanner, good_frame):

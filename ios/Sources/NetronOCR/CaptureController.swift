@@ -122,6 +122,7 @@ extension Hint {
         case .tooBlurry: return "Blurry: hold still and let the camera focus"
         case .moveCloser: return "Move closer to the graph"
         case .moveBack: return "Move back: the graph runs off the edges"
+        case .zoomIn: return "Text too small to read: zoom in in Netron, or move closer and scan in parts"
         }
     }
 }

@@ -77,6 +77,18 @@ final class ScanTests: XCTestCase {
         XCTAssertGreaterThan(r.timings.decodeMs, 0)
         let path = Fixtures.repo.appendingPathComponent(ScanTests.photoPath).path
         XCTAssertEqual(try scanner.scanFile(path: path).graphJson, r.graphJson)
+        // Its labels are 15 px high: a text height, and no zoom-in advice.
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(r.textHeight), 9)
+        XCTAssertFalse(r.quality.hints.contains(.zoomIn))
+    }
+
+    func testSmallTextComesBackWithTheZoomInHint() throws {
+        let scanner = try NetronScanner()
+        let path = Fixtures.repo.appendingPathComponent("tests/fixtures/dense/000104.photo.jpg").path // 7 px labels
+        let r = try scanner.scanFile(path: path)
+        XCTAssertLessThan(try XCTUnwrap(r.textHeight), 9)
+        XCTAssertTrue(r.quality.hints.contains(.zoomIn))
+        XCTAssertTrue(Hint.zoomIn.message.hasPrefix("Text too small"))
     }
 
     func testRawNv12FrameScansAsOneBufferAndPerPlane() throws {

@@ -1,13 +1,16 @@
 package dev.netronocr
 
 import dev.netronocr.ffi.BoundingBox
+import dev.netronocr.ffi.Hint
 import dev.netronocr.ffi.NetronException
 import dev.netronocr.ffi.ScanResult
 import dev.netronocr.ffi.ShapeDim
 import java.io.File
 import kotlin.math.abs
+import kotlin.test.assertContains
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
+import kotlin.test.assertNotNull
 import kotlin.test.assertTrue
 import kotlinx.serialization.json.Json
 import kotlinx.serialization.json.int
@@ -40,6 +43,19 @@ class ScanTest {
         assertEquals(1u, r.frames)
         assertTrue(r.timings.decodeMs > 0.0)
         assertEquals(r.graphJson, scanner.scanFile(photo.path).graphJson)
+        // Its labels are 15 px high: a text height, and no zoom-in advice.
+        val textHeight = assertNotNull(r.textHeight)
+        assertTrue(textHeight >= 9f, "text height $textHeight")
+        assertTrue(Hint.ZOOM_IN !in r.quality.hints)
+    }
+
+    @Test
+    fun `small text comes back with the zoom-in hint`() {
+        val dense = File(scenes.parentFile, "dense/000104.photo.jpg") // labels 7 px high
+        val r = scanner.scanFile(dense.path)
+        assertTrue(assertNotNull(r.textHeight) < 9f)
+        assertContains(r.quality.hints, Hint.ZOOM_IN)
+        assertTrue(HintText.message(Hint.ZOOM_IN).startsWith("Text too small"))
     }
 
     @Test

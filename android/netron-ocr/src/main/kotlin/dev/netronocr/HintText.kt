@@ -12,6 +12,7 @@ object HintText {
         Hint.TOO_BLURRY -> "Blurry: hold still and let the camera focus"
         Hint.MOVE_CLOSER -> "Move closer to the graph"
         Hint.MOVE_BACK -> "Move back: the graph runs off the edges"
+        Hint.ZOOM_IN -> "Text too small to read: zoom in in Netron, or move closer and scan in parts"
     }
 
     /** The message of the most important hint, or null when there is none. */
