@@ -123,6 +123,10 @@ pub struct Args {
     /// `ReadParams::reread_below`).
     #[arg(long, value_name = "P")]
     reread_below: Option<f32>,
+    /// OCR confidence from which an unsure text box is read again: boxes under it are not (default: the
+    /// scanner's, `ReadParams::reread_above`).
+    #[arg(long, value_name = "P")]
+    reread_above: Option<f32>,
     /// Paddings of the extra crops, × box height, comma-separated (default: the scanner's,
     /// `ReadParams::reread_pads`).
     #[arg(long, value_name = "F,F", value_delimiter = ',')]
@@ -358,6 +362,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(p) = args.reread_below {
         params.read.reread_below = Some(p);
+    }
+    if let Some(p) = args.reread_above {
+        params.read.reread_above = p;
     }
     if let Some(pads) = &args.reread_pads {
         // `ReadParams` keeps its pads in a static slice; one per run.

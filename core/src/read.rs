@@ -30,9 +30,9 @@
 //! layer then starts over fewer padding columns, which changes some readings both ways (`models/METRICS.md`,
 //! session 12).
 //!
-//! Re-reading ([`ReadParams::reread_below`]): a box whose greedy path probability is under the threshold is cut
-//! again with each of [`ReadParams::reread_pads`] in place of the 0.15 padding and read again. Every crop's
-//! greedy reading is a candidate; the text is the candidate with the highest mean CTC log-likelihood over the
+//! Re-reading ([`ReadParams::reread_below`]): a box whose greedy path probability is under the threshold (and
+//! not under the floor [`ReadParams::reread_above`]) is cut again with each of [`ReadParams::reread_pads`] in
+//! place of the 0.15 padding and read again. Every crop's greedy reading is a candidate; the text is the candidate with the highest mean CTC log-likelihood over the
 //! box's crops ([`TextRead::log_likelihood`]), which the label consensus and the title join then also use.
 //! Padding moves the text against the model's 80 time steps and changes how much of the background and of the
 //! neighbours the crop shows, so the crops' errors are partly independent; detector boxes and weight-row boxes
@@ -69,6 +69,12 @@ pub struct ReadParams {
     /// again from the crops of [`ReadParams::reread_pads`] (module doc). `None`: one crop per box. Default
     /// `Some(0.5)` (about two thirds of the validation crops; the path probability is a product over 80 steps).
     pub reread_below: Option<f32>,
+    /// ... and whose greedy path probability is at least this: a first reading that unsure is rarely rescued by a
+    /// wider crop. `0.0`: every box under [`ReadParams::reread_below`]. Default 1e-3: on the development split and
+    /// the dense synthetic views every count of `netron-ocr eval` stayed within 2 of re-reading every unsure box
+    /// (at 0.01 photos lost 0.4 points of shapes), and the read stage of the three benchmark photos took 8–40%
+    /// less time, most on the 60-node one (`models/METRICS.md`, session 24).
+    pub reread_above: f32,
     /// Paddings of the extra crops, × box height on every side (the first crop uses the alphabet's
     /// `crop_pad_fraction`). Default `[0.3]`; an empty slice re-reads nothing.
     pub reread_pads: &'static [f64],
@@ -97,6 +103,7 @@ impl Default for ReadParams {
         ReadParams {
             batch_size: 32,
             reread_below: Some(0.5),
+            reread_above: 1e-3,
             reread_pads: &[0.3],
             width_margin: None,
             trim_margin: Some(48),
@@ -211,7 +218,9 @@ impl TextReader {
         }
         let unsure: Vec<usize> = match self.params.reread_below {
             Some(below) if !reread_pads.is_empty() => (0..out.len())
-                .filter(|&i| out[i].confidence < below)
+                .filter(|&i| {
+                    out[i].confidence < below && out[i].confidence >= self.params.reread_above
+                })
                 .collect(),
             _ => Vec::new(),
         };

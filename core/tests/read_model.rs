@@ -128,13 +128,14 @@ fn rereading_keeps_confident_boxes_and_picks_the_likeliest_reading() {
     });
     let again = reader(ReadParams::default());
     let below = ReadParams::default().reread_below.unwrap();
+    let above = ReadParams::default().reread_above;
     let (mut reread, mut changed) = (0, 0);
     for (_, img, boxes, _, skew) in fixture_texts() {
         let first = once.read(&img, &boxes, skew).unwrap();
         let joint = again.read(&img, &boxes, skew).unwrap();
         for (f, j) in first.iter().zip(&joint) {
             assert_eq!(f.log_probs, j.log_probs, "the first crop is the same");
-            if f.confidence >= below {
+            if f.confidence >= below || f.confidence < above {
                 assert!(j.reread_log_probs.is_empty());
                 assert_eq!((&f.text, f.confidence), (&j.text, j.confidence));
                 continue;
@@ -154,6 +155,50 @@ fn rereading_keeps_confident_boxes_and_picks_the_likeliest_reading() {
     assert!(
         reread > 0,
         "no fixture text was unsure enough to be re-read"
+    );
+}
+
+#[test]
+fn boxes_under_the_reread_floor_are_read_once() {
+    // A floor inside the fixtures' range of confidences, so that both sides of it occur.
+    let floor = ReadParams {
+        reread_above: 0.2,
+        ..ReadParams::default()
+    };
+    let once = reader(ReadParams {
+        reread_below: None,
+        ..ReadParams::default()
+    });
+    let (floored, every) = (
+        reader(floor),
+        reader(ReadParams {
+            reread_above: 0.0,
+            ..ReadParams::default()
+        }),
+    );
+    let below = floor.reread_below.unwrap();
+    let (mut skipped, mut reread) = (0, 0);
+    for (name, img, boxes, _, skew) in fixture_texts() {
+        let first = once.read(&img, &boxes, skew).unwrap();
+        let f = floored.read(&img, &boxes, skew).unwrap();
+        let e = every.read(&img, &boxes, skew).unwrap();
+        for ((first, f), e) in first.iter().zip(&f).zip(&e) {
+            if first.confidence < floor.reread_above {
+                assert!(f.reread_log_probs.is_empty(), "{name}: {f:?}");
+                assert_eq!((&f.text, f.confidence), (&first.text, first.confidence));
+                assert!(!e.reread_log_probs.is_empty(), "{name}: {e:?}");
+                skipped += 1;
+            } else if first.confidence < below {
+                assert_eq!((&f.text, f.confidence), (&e.text, e.confidence), "{name}");
+                assert!(!f.reread_log_probs.is_empty(), "{name}: {f:?}");
+                reread += 1;
+            }
+        }
+    }
+    println!("fixture texts under the floor: {skipped}, re-read above it: {reread}");
+    assert!(
+        skipped > 0 && reread > 0,
+        "{skipped} under the floor, {reread} above"
     );
 }
 
