@@ -147,8 +147,23 @@ impl CaptureMachine {
         ScanResult::from_core(&graph, quality.into(), text_height, timings, frames).map(Some)
     }
 
-    pub(crate) fn update(&self, quality: core_quality::FrameQuality) -> CaptureUpdate {
-        let quality = FrameQuality::from(quality);
+    /// The update after a frame of this gate `quality` was observed: its scan found the text too small
+    /// (`small_text`: `ZoomIn` joins the hints), or it completed the capture (`captured_now`: the update shows the
+    /// fused result's verdict, the gate's with `ZoomIn` by majority).
+    pub(crate) fn update(
+        &self,
+        quality: core_quality::FrameQuality,
+        small_text: bool,
+        captured_now: bool,
+    ) -> CaptureUpdate {
+        let mut quality = FrameQuality::from(quality);
+        match &self.result {
+            Some(r) if captured_now => quality = r.quality.clone(),
+            _ if small_text && !quality.hints.contains(&Hint::ZoomIn) => {
+                quality.hints.push(Hint::ZoomIn)
+            }
+            _ => {}
+        }
         CaptureUpdate {
             state: self.state,
             hints: quality.hints.clone(),
@@ -208,19 +223,10 @@ impl CaptureSession {
             .as_ref()
             .is_some_and(|s| s.quality.hints.contains(&core_quality::Hint::ZoomIn));
         let captured = m.observe(&quality, scan)?;
-        let mut update = m.update(quality);
         if captured {
             log::debug!("captured: {} frame(s) fused", m.required);
-            // The capturing frame shows the fused result's verdict (the gate's, with `ZoomIn` by majority).
-            if let Some(r) = &update.result {
-                update.quality = r.quality.clone();
-                update.hints = r.quality.hints.clone();
-            }
-        } else if small_text {
-            update.quality.hints.push(Hint::ZoomIn);
-            update.hints.push(Hint::ZoomIn);
         }
-        Ok(update)
+        Ok(m.update(quality, small_text, captured))
     }
 }
 
@@ -383,7 +389,23 @@ mod tests {
                 "{heights:?}"
             );
             assert_eq!(r.text_height, Some(median));
+            // The capturing frame's update shows the fused verdict; a later (sticky) frame its own gate's.
+            let u = m.update(q(true, Some(1.0)), heights[2] < 9.0, true);
+            assert_eq!((&u.quality, &u.hints), (&r.quality, &r.quality.hints));
+            let later = m.update(q(true, Some(1.0)), false, false);
+            assert!(later.hints.is_empty() && later.state == CaptureState::Captured);
         }
+        // A steadying frame whose scan found small text shows `ZoomIn` beside the gate's hints.
+        let mut m = CaptureMachine::new(Default::default(), 3);
+        m.observe(&q(true, Some(1.0)), Some(small(frames[0].clone(), 7.0)))
+            .unwrap();
+        let u = m.update(q(true, Some(1.0)), true, false);
+        assert_eq!(u.state, CaptureState::Steadying);
+        assert_eq!(
+            (u.hints.clone(), u.quality.hints),
+            (vec![Hint::ZoomIn], vec![Hint::ZoomIn])
+        );
+        assert!(m.update(q(true, Some(1.0)), false, false).hints.is_empty());
     }
 
     #[test]

@@ -112,6 +112,11 @@ public final class CaptureController: AsyncSequence, @unchecked Sendable {
 }
 
 extension Hint {
+    /// What to say once captured: a warning when the capture's text was too small (`zoomIn` among `hints`).
+    public static func capturedMessage(_ hints: [Hint]) -> String {
+        hints.contains(.zoomIn) ? "Captured, but the text was small: check the graph, or zoom in and scan again" : "Captured"
+    }
+
     /// Short user-facing guidance (English).
     public var message: String {
         switch self {

@@ -46,5 +46,8 @@ final class CaptureControllerTests: XCTestCase {
 
     func testHintMessages() {
         XCTAssertEqual(Hint.holdSteady.message, "Hold steady")
+        XCTAssertEqual(Hint.capturedMessage([]), "Captured")
+        XCTAssertEqual(Hint.capturedMessage([.moveBack]), "Captured")
+        XCTAssertTrue(Hint.capturedMessage([.moveBack, .zoomIn]).hasPrefix("Captured, but the text was small"))
     }
 }

@@ -56,6 +56,8 @@ class ScanTest {
         assertTrue(assertNotNull(r.textHeight) < 9f)
         assertContains(r.quality.hints, Hint.ZOOM_IN)
         assertTrue(HintText.message(Hint.ZOOM_IN).startsWith("Text too small"))
+        assertEquals("Captured", HintText.captured(listOf(Hint.MOVE_BACK)))
+        assertTrue(HintText.captured(listOf(Hint.MOVE_BACK, Hint.ZOOM_IN)).startsWith("Captured, but the text was small"))
     }
 
     @Test

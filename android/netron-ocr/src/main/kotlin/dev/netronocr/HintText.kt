@@ -15,6 +15,10 @@ object HintText {
         Hint.ZOOM_IN -> "Text too small to read: zoom in in Netron, or move closer and scan in parts"
     }
 
+    /** What to say once captured: a warning when the capture's text was too small ([Hint.ZOOM_IN] among [hints]). */
+    fun captured(hints: List<Hint>): String =
+        if (Hint.ZOOM_IN in hints) "Captured, but the text was small: check the graph, or zoom in and scan again" else "Captured"
+
     /** The message of the most important hint, or null when there is none. */
     fun headline(hints: List<Hint>): String? = hints.firstOrNull()?.let(::message)
 }
