@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use netron_ocr_core::calibrate::CalibrationParams;
 use netron_ocr_core::eval::{self, Metrics, Summary};
 use netron_ocr_core::graph::{Canvas, GraphJson, JSON_SCHEMA_V1};
 use netron_ocr_core::scanner::{ScanParams, StageTimings};
@@ -127,6 +128,10 @@ pub struct Args {
     /// scanner's, `ReadParams::reread_above`).
     #[arg(long, value_name = "P")]
     reread_above: Option<f32>,
+    /// Report the models' confidences as they are, without the scanner's calibration by text height
+    /// (`ScanParams::calibration`); what `models/train/fit_calibration.py` fits from (with `--graphs`).
+    #[arg(long)]
+    no_calibration: bool,
     /// Paddings of the extra crops, × box height, comma-separated (default: the scanner's,
     /// `ReadParams::reread_pads`).
     #[arg(long, value_name = "F,F", value_delimiter = ',')]
@@ -262,7 +267,7 @@ fn schema_ok(json: &str, validator: &jsonschema::Validator) -> bool {
 fn row(name: &str, g: &Group) -> String {
     let s = &g.summary;
     format!(
-        "{name:<6} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+        "{name:<6} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
         g.images,
         s.crop_containment,
         s.node_f1,
@@ -276,6 +281,8 @@ fn row(name: &str, g: &Group) -> String {
         s.weight_precision,
         s.edge_f1,
         s.schema_valid,
+        s.op_ece,
+        s.shape_ece,
         g.mean_ms
     )
 }
@@ -365,6 +372,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(p) = args.reread_above {
         params.read.reread_above = p;
+    }
+    if args.no_calibration {
+        params.calibration = CalibrationParams::none();
     }
     if let Some(pads) = &args.reread_pads {
         // `ReadParams` keeps its pads in a static slice; one per run.
@@ -549,7 +559,7 @@ pub fn run(args: &Args) -> u8 {
     };
     let (photo, shot, all) = (group(Some("photo")), group(Some("shot")), group(None));
     println!(
-        "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
         "kind",
         "n",
         "crop",
@@ -564,6 +574,8 @@ pub fn run(args: &Args) -> u8 {
         "wPrec",
         "edgeF1",
         "schema",
+        "opECE",
+        "shECE",
         "ms"
     );
     for (name, g) in [("photo", &photo), ("shot", &shot), ("all", &all)] {

@@ -17,7 +17,10 @@
 //!   which the scanner cannot tell from a scalar weight row, counts as wrong);
 //! - **edge F1**: a predicted edge is correct when its endpoints, mapped through the box matching, are the
 //!   endpoints of a not yet used truth edge; endpoints without a match make it wrong;
-//! - **schema validity**: the prediction passes [`GraphJson::check`] and survives a JSON round trip.
+//! - **schema validity**: the prediction passes [`GraphJson::check`] and survives a JSON round trip;
+//! - **calibration** ([`Reliability`]): matched nodes with an `op`, binned by `op_confidence`, against op
+//!   accuracy; matched tensor labels, binned by their `confidence`, against shape exact match. The summary gives
+//!   the expected calibration error (ECE) of each.
 
 use std::collections::HashMap;
 
@@ -88,6 +91,64 @@ impl Share {
     }
 }
 
+/// Bins of [`Reliability`]: equal widths over `[0, 1]`.
+pub const RELIABILITY_BINS: usize = 10;
+
+/// A reliability diagram: per confidence bin (`[k/10, (k+1)/10)`, the last one closed), the predictions, how
+/// many were right and the sum of their confidences.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Reliability {
+    pub count: [usize; RELIABILITY_BINS],
+    pub hit: [usize; RELIABILITY_BINS],
+    pub confidence: [f64; RELIABILITY_BINS],
+}
+
+impl Reliability {
+    /// Records one prediction of confidence `c` (clamped to `[0, 1]`; NaN counts as 0).
+    pub fn push(&mut self, c: f32, right: bool) {
+        let c = if c.is_nan() { 0.0 } else { c.clamp(0.0, 1.0) };
+        let k = ((c * RELIABILITY_BINS as f32) as usize).min(RELIABILITY_BINS - 1);
+        self.count[k] += 1;
+        self.hit[k] += usize::from(right);
+        self.confidence[k] += f64::from(c);
+    }
+
+    /// Predictions recorded.
+    pub fn total(&self) -> usize {
+        self.count.iter().sum()
+    }
+
+    /// Expected calibration error: `Σ_k n_k / n · |accuracy_k − mean confidence_k|`; 0 when empty.
+    pub fn ece(&self) -> f64 {
+        let n = self.total();
+        if n == 0 {
+            return 0.0;
+        }
+        (0..RELIABILITY_BINS)
+            .filter(|&k| self.count[k] > 0)
+            .map(|k| (self.hit[k] as f64 - self.confidence[k]).abs())
+            .sum::<f64>()
+            / n as f64
+    }
+
+    /// Mean confidence minus accuracy: positive when over-confident.
+    pub fn overconfidence(&self) -> f64 {
+        let n = self.total();
+        if n == 0 {
+            return 0.0;
+        }
+        (self.confidence.iter().sum::<f64>() - self.hit.iter().sum::<usize>() as f64) / n as f64
+    }
+
+    fn add(&mut self, o: &Reliability) {
+        for k in 0..RELIABILITY_BINS {
+            self.count[k] += o.count[k];
+            self.hit[k] += o.hit[k];
+            self.confidence[k] += o.confidence[k];
+        }
+    }
+}
+
 fn ratio(a: usize, b: usize, empty_is_one: bool) -> f64 {
     if b == 0 {
         if empty_is_one {
@@ -123,6 +184,10 @@ pub struct Metrics {
     pub edges: Counts,
     /// Predictions passing the graph checks.
     pub schema_valid: Share,
+    /// `op_confidence` of matched nodes with an op against op accuracy.
+    pub op_reliability: Reliability,
+    /// `confidence` of matched tensor labels against shape exact match.
+    pub shape_reliability: Reliability,
 }
 
 impl Metrics {
@@ -140,6 +205,8 @@ impl Metrics {
         self.weight_precision.add(&o.weight_precision);
         self.edges.add(&o.edges);
         self.schema_valid.add(&o.schema_valid);
+        self.op_reliability.add(&o.op_reliability);
+        self.shape_reliability.add(&o.shape_reliability);
     }
 
     /// Box counts of one class (`"node"`, `"tensor"`, `"input"`, `"output"`).
@@ -185,6 +252,10 @@ pub struct Summary {
     pub edge_recall: f64,
     pub edge_f1: f64,
     pub schema_valid: f64,
+    /// Expected calibration error of `op_confidence` ([`Reliability::ece`]).
+    pub op_ece: f64,
+    /// Expected calibration error of the tensor labels' `confidence` for their shapes.
+    pub shape_ece: f64,
 }
 
 impl From<&Metrics> for Summary {
@@ -207,6 +278,8 @@ impl From<&Metrics> for Summary {
             edge_recall: m.edges.recall(),
             edge_f1: m.edges.f1(),
             schema_valid: m.schema_valid.value(),
+            op_ece: m.op_reliability.ece(),
+            shape_ece: m.shape_reliability.ece(),
         }
     }
 }
@@ -366,8 +439,11 @@ pub fn evaluate(pred: &GraphJson, truth: &GraphJson) -> Metrics {
         m.op_accuracy.total += 1;
         m.op_marked.total += 1;
         match &pn.op {
-            Some(op) if Some(op) == tn.op.as_ref() => m.op_accuracy.hit += 1,
-            Some(_) => {}
+            Some(op) => {
+                let right = Some(op) == tn.op.as_ref();
+                m.op_accuracy.hit += usize::from(right);
+                m.op_reliability.push(pn.op_confidence, right);
+            }
             None => m.op_marked.hit += 1,
         }
         let same = |pw: &Weight, tw: &Weight| {
@@ -396,6 +472,7 @@ pub fn evaluate(pred: &GraphJson, truth: &GraphJson) -> Metrics {
         if ok {
             m.shape_exact.hit += 1;
         }
+        m.shape_reliability.push(pt.confidence, ok);
     }
     let port_name = |g: &GraphJson, id: &str| {
         g.inputs
@@ -565,5 +642,45 @@ mod tests {
         );
         assert_eq!(p2t, vec![None]);
         assert_eq!(t2p, vec![None]);
+    }
+
+    #[test]
+    fn reliability_measures_the_gap_between_confidence_and_accuracy() {
+        let mut r = Reliability::default();
+        // Bin 9: four at 0.95, two right; bin 5: two at 0.55, both right; 1.0 falls in the last bin.
+        for right in [true, true, false, false] {
+            r.push(0.95, right);
+        }
+        r.push(0.55, true);
+        r.push(0.55, true);
+        r.push(1.0, true);
+        assert_eq!(r.total(), 7);
+        assert_eq!(r.count[9], 5);
+        assert_eq!(r.hit[9], 3);
+        let want = (3.0f64 - (4.0 * 0.95 + 1.0)).abs() / 7.0 + (2.0f64 - 1.1).abs() / 7.0;
+        assert!((r.ece() - want).abs() < 1e-6, "{} vs {want}", r.ece());
+        assert!(r.overconfidence() > 0.0);
+        assert_eq!(Reliability::default().ece(), 0.0);
+    }
+
+    #[test]
+    fn op_confidence_is_scored_on_nodes_with_an_op() {
+        let t = graph(
+            vec![
+                node("n0", Some("Conv"), [10.0, 10.0, 90.0, 40.0], 1.0),
+                node("n1", Some("Relu"), [10.0, 80.0, 90.0, 110.0], 1.0),
+                node("n2", Some("Add"), [10.0, 150.0, 90.0, 180.0], 1.0),
+            ],
+            vec![],
+        );
+        let mut p = t.clone();
+        p.nodes[0].op_confidence = 0.9;
+        p.nodes[1].op = Some("Sigmoid".into());
+        p.nodes[1].op_confidence = 0.9;
+        p.nodes[2].op = None;
+        let m = evaluate(&p, &t);
+        assert_eq!(m.op_reliability.total(), 2);
+        assert_eq!(m.op_reliability.hit[9], 1);
+        assert!((m.op_reliability.ece() - 0.4).abs() < 1e-6);
     }
 }

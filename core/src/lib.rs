@@ -1,5 +1,6 @@
 //! netron-ocr core: turn a photo of the Netron viewer into a graph.
 pub mod assemble;
+pub mod calibrate;
 pub mod classify;
 pub mod consensus;
 pub mod crop;

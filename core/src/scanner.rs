@@ -32,7 +32,10 @@
 //!    cropper rejection;
 //! 8. legibility: the height of the view's text in source pixels ([`text_height`], from the title boxes) is
 //!    reported in [`ScanResult::text_height`]; under [`ScanParams::min_text_height`] the scan adds the advisory
-//!    hint [`quality::Hint::ZoomIn`] to [`ScanResult::quality`].
+//!    hint [`quality::Hint::ZoomIn`] to [`ScanResult::quality`];
+//! 9. calibration ([`crate::calibrate`], [`ScanParams::calibration`]): the nodes' `op_confidence` and the
+//!    labels' and ports' `confidence` become probabilities that their operator or text is right, by the height
+//!    of the text; nodes under [`ClassifyParams::min_confidence`] are marked.
 //!
 //! An empty result (steps 2, 3 or 7) always has a canvas confidence below `min_canvas_confidence`: the cropper's
 //! own when it was below, otherwise capped at half the threshold.
@@ -46,6 +49,7 @@ use std::time::Instant;
 use image::RgbImage;
 
 use crate::assemble::{self, Detections, LabelDetection, NodeDetection, PortDetection};
+use crate::calibrate::{self, CalibrationParams};
 use crate::classify::{self, Classifier, ClassifyParams, OpPrediction};
 use crate::consensus::{self, ConsensusParams};
 use crate::crop::{self as crop_stage, CropParams, CropResult, Cropper, GrowParams};
@@ -186,6 +190,10 @@ pub struct ScanParams {
     /// held-out scenes, 266 images, and `render_dense`, 240; `models/METRICS.md`, session 24) photos whose text
     /// height is under 9 px read 38% of their tensor shapes exactly, those at 9 px or more 91%.
     pub min_text_height: Option<f32>,
+    /// Recalibration of the graph's text confidences (operators, tensor labels, port names) by the height of
+    /// the text they were read from ([`crate::calibrate`]); applied last, to the assembled graph. A node whose
+    /// calibrated `op_confidence` falls under [`ClassifyParams::min_confidence`] is marked (`op: null`).
+    pub calibration: CalibrationParams,
     /// Fill [`ScanResult::debug`].
     pub debug: bool,
 }
@@ -221,6 +229,7 @@ impl Default for ScanParams {
             direction: None,
             direction_from_crossings: true,
             min_text_height: Some(9.0),
+            calibration: CalibrationParams::default(),
             debug: false,
         }
     }
@@ -855,6 +864,11 @@ impl Scanner {
         for (node, title) in graph.nodes.iter_mut().zip(&title_boxes) {
             node.title_box = Some(*title);
         }
+        calibrate::calibrate(
+            &mut graph,
+            &self.params.calibration,
+            self.params.classify.min_confidence,
+        );
         timings.assemble = ms(t) + direction_ms;
 
         let text_height = text_height(&title_boxes);

@@ -3,13 +3,17 @@
 
 mod fixture_support;
 
+use netron_ocr_core::calibrate::CalibrationParams;
 use netron_ocr_core::graph::{parse_shape_text, GraphJson};
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
 
+/// Without the confidence calibration, so that a promoted port keeps the classifier's op
+/// (`tests/pipeline_calibration.rs` covers the marks calibration adds).
 fn scanner(models: &ModelSet, port_as_node_confidence: Option<f32>) -> Scanner {
     let params = ScanParams {
         port_as_node_confidence,
+        calibration: CalibrationParams::none(),
         ..ScanParams::default()
     };
     Scanner::with_params(models, params).expect("scanner")

@@ -80,7 +80,8 @@ pub struct GraphNode {
     pub id: String,
     /// Operator name from the classifier's vocabulary; `None` when it was not confident enough.
     pub op: Option<String>,
-    /// Top classifier probability (also when `op` is `None`).
+    /// Probability that `op` is right, calibrated by the title's height (also when `op` is `None`: then it is
+    /// under the scanner's `min_confidence`).
     pub op_confidence: f32,
     pub bbox: BoundingBox,
     /// Detector confidence.
@@ -101,6 +102,7 @@ pub struct GraphPort {
     /// The text read from the pill.
     pub name: String,
     pub bbox: BoundingBox,
+    /// Probability that `name` is exact, calibrated by the pill's height.
     pub confidence: f32,
     pub truncated: Option<bool>,
 }
@@ -115,6 +117,7 @@ pub struct GraphTensor {
     /// Dims parsed from `text`; `None` when the text is not a shape.
     pub shape: Option<Vec<ShapeDim>>,
     pub bbox: BoundingBox,
+    /// Probability that `text` is exact, calibrated by the label's height.
     pub confidence: f32,
 }
 
