@@ -330,3 +330,23 @@ fn eval_writes_the_report_and_each_predicted_graph() {
     );
     let _ = std::fs::remove_dir_all(&graphs);
 }
+
+#[test]
+fn scan_writes_an_overlay_the_size_of_the_image() {
+    let out = scratch("overlay.png");
+    let o = run(&["scan", &screenshot(), "--overlay", &out.to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let source = image::open(screenshot()).unwrap().to_rgb8();
+    let drawn = image::open(&out).expect("the overlay PNG").to_rgb8();
+    assert_eq!(drawn.dimensions(), source.dimensions());
+    let changed = source
+        .pixels()
+        .zip(drawn.pixels())
+        .filter(|(a, b)| a != b)
+        .count();
+    // Boxes, edges and the texts read: more than the canvas outline alone, whose 3-px lines change at most
+    // 6 (w + h) pixels.
+    let (w, h) = source.dimensions();
+    assert!(changed > 6 * (w + h) as usize, "{changed} pixels changed");
+    let _ = std::fs::remove_file(&out);
+}
