@@ -38,9 +38,9 @@ const STAGE: &str = "classifier";
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClassifyParams {
     /// Below this top probability the node is *marked*, not guessed: [`OpPrediction::op`] is `None`
-    /// (the graph JSON's `op: null`; `op_confidence` still carries the top probability). Default 0.5, a
-    /// placeholder: to be calibrated on held-out synthetic data once the real model is trained (the
-    /// probabilities are temperature-calibrated, so 0.5 means "more likely right than wrong").
+    /// (the graph JSON's `op: null`; `op_confidence` still carries the top probability). Default 0.5: "more
+    /// likely wrong than right". The scanner applies it again to the confidence it recalibrates by title height
+    /// ([`crate::calibrate`]), the one the graph reports.
     pub min_confidence: f32,
     /// Crops prepared at a time and handed to [`Model::run_each`], which runs them one by one on a batch-1 plan
     /// (faster in tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
