@@ -112,9 +112,13 @@ public final class CaptureController: AsyncSequence, @unchecked Sendable {
 }
 
 extension Hint {
-    /// What to say once captured: a warning when the capture's text was too small (`zoomIn` among `hints`).
-    public static func capturedMessage(_ hints: [Hint]) -> String {
-        hints.contains(.zoomIn) ? "Captured, but the text was small: check the graph, or zoom in and scan again" : "Captured"
+    /// What to say once captured: a warning when the capture's text was too small (`zoomIn` among `hints`), and how
+    /// many readings of the captured graph are uncertain (`NetronGraph.uncertain(below:)`), when any are.
+    public static func capturedMessage(_ hints: [Hint], uncertain: NetronGraph.Uncertain? = nil) -> String {
+        let base = hints.contains(.zoomIn)
+            ? "Captured, but the text was small: check the graph, or zoom in and scan again" : "Captured"
+        guard let doubts = uncertain?.description else { return base }
+        return "\(base). Unsure of \(doubts)"
     }
 
     /// Short user-facing guidance (English).

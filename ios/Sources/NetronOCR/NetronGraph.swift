@@ -315,3 +315,43 @@ extension KeyedDecodingContainer {
         return try decodeIfPresent(type, forKey: key)
     }
 }
+
+extension NetronGraph {
+    /// Counts of uncertain readings in a graph (`NetronGraph.uncertain(below:)`).
+    public struct Uncertain: Equatable, Sendable {
+        public var operators: Int
+        public var shapes: Int
+        public var names: Int
+
+        public init(operators: Int, shapes: Int, names: Int) {
+            self.operators = operators
+            self.shapes = shapes
+            self.names = names
+        }
+
+        public var total: Int { operators + shapes + names }
+
+        /// "2 operators and 1 shape", or nil when nothing is uncertain.
+        public var description: String? {
+            let parts = [(operators, "operator"), (shapes, "shape"), (names, "name")]
+                .filter { $0.0 > 0 }
+                .map { $0.0 == 1 ? "1 \($0.1)" : "\($0.0) \($0.1)s" }
+            switch parts.count {
+            case 0: return nil
+            case 1: return parts[0]
+            default: return parts.dropLast().joined(separator: ", ") + " and " + parts[parts.count - 1]
+            }
+        }
+    }
+
+    /// How many readings are more likely wrong than right: confidence under `below`. The scanner's confidences
+    /// are calibrated probabilities that the operator or text is right; a marked node (`op` nil) counts as an
+    /// uncertain operator.
+    public func uncertain(below: Double = 0.5) -> Uncertain {
+        Uncertain(
+            operators: nodes.filter { $0.op == nil || $0.opConfidence < below }.count,
+            shapes: tensors.filter { $0.confidence < below }.count,
+            names: (inputs + outputs).filter { $0.confidence < below }.count
+        )
+    }
+}

@@ -91,7 +91,8 @@ final class ScanViewModel: ObservableObject {
         case nil: return camera == nil ? "Camera unavailable" : "Point the camera at a Netron graph"
         case .searching(let hints, _): return hints.first?.message ?? "Looking for a graph"
         case .steadying(let hints, _, _): return hints.first?.message ?? "Hold steady"
-        case .captured(let quality, _, _, let scanError): return scanError ?? Hint.capturedMessage(quality.hints)
+        case .captured(let quality, _, let graph, let scanError):
+            return scanError ?? Hint.capturedMessage(quality.hints, uncertain: graph?.uncertain())
         case .failed(let error): return "\(error)"
         }
     }

@@ -49,5 +49,12 @@ final class CaptureControllerTests: XCTestCase {
         XCTAssertEqual(Hint.capturedMessage([]), "Captured")
         XCTAssertEqual(Hint.capturedMessage([.moveBack]), "Captured")
         XCTAssertTrue(Hint.capturedMessage([.moveBack, .zoomIn]).hasPrefix("Captured, but the text was small"))
+        typealias U = NetronGraph.Uncertain
+        XCTAssertNil(U(operators: 0, shapes: 0, names: 0).description)
+        XCTAssertEqual(U(operators: 0, shapes: 3, names: 0).description, "3 shapes")
+        XCTAssertEqual(U(operators: 2, shapes: 5, names: 1).description, "2 operators, 5 shapes and 1 name")
+        XCTAssertEqual(Hint.capturedMessage([], uncertain: U(operators: 0, shapes: 0, names: 0)), "Captured")
+        XCTAssertEqual(Hint.capturedMessage([], uncertain: U(operators: 1, shapes: 2, names: 0)),
+                       "Captured. Unsure of 1 operator and 2 shapes")
     }
 }

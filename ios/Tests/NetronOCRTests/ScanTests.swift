@@ -89,6 +89,10 @@ final class ScanTests: XCTestCase {
         XCTAssertLessThan(try XCTUnwrap(r.textHeight), 9)
         XCTAssertTrue(r.quality.hints.contains(.zoomIn))
         XCTAssertTrue(Hint.zoomIn.message.hasPrefix("Text too small"))
+        // At that size some labels read under 0.5 calibrated confidence: the capture message says so.
+        let uncertain = try NetronGraph.decode(Data(r.graphJson.utf8)).uncertain()
+        XCTAssertGreaterThan(uncertain.shapes, 0, "\(uncertain)")
+        XCTAssertTrue(Hint.capturedMessage(r.quality.hints, uncertain: uncertain).contains("Unsure of"))
     }
 
     func testRawNv12FrameScansAsOneBufferAndPerPlane() throws {

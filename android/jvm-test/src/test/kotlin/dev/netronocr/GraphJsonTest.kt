@@ -43,6 +43,17 @@ class GraphJsonTest {
     }
 
     @Test
+    fun `uncertain readings are counted and said`() {
+        assertEquals(Uncertain(operators = 1, shapes = 0, names = 0), GraphJson.parse(SMALL).uncertain())
+        assertEquals(Uncertain(1, 1, 0), GraphJson.parse(SMALL).uncertain(below = 1.5f))
+        assertNull(Uncertain(0, 0, 0).describe())
+        assertEquals("3 shapes", Uncertain(0, 3, 0).describe())
+        assertEquals("2 operators, 5 shapes and 1 name", Uncertain(2, 5, 1).describe())
+        assertEquals("Captured", HintText.captured(emptyList(), Uncertain(0, 0, 0)))
+        assertEquals("Captured. Unsure of 1 operator and 2 shapes", HintText.captured(emptyList(), Uncertain(1, 2, 0)))
+    }
+
+    @Test
     fun `example graph decodes with every element`() {
         val text = fixture("example.json")
         val raw = kotlinx.serialization.json.Json.parseToJsonElement(text) as kotlinx.serialization.json.JsonObject

@@ -58,6 +58,10 @@ class ScanTest {
         assertTrue(HintText.message(Hint.ZOOM_IN).startsWith("Text too small"))
         assertEquals("Captured", HintText.captured(listOf(Hint.MOVE_BACK)))
         assertTrue(HintText.captured(listOf(Hint.MOVE_BACK, Hint.ZOOM_IN)).startsWith("Captured, but the text was small"))
+        // At that size some labels read under 0.5 calibrated confidence: the capture message says so.
+        val uncertain = GraphJson.parse(r.graphJson).uncertain()
+        assertTrue(uncertain.shapes > 0, "$uncertain")
+        assertContains(HintText.captured(r.quality.hints, uncertain), "Unsure of")
     }
 
     @Test

@@ -39,6 +39,17 @@ data class GraphJson(
     /** This graph as compact graph JSON v1. */
     fun toJson(): String = compact.encodeToString(JsonElement.serializer(), toElement())
 
+    /**
+     * How many readings are more likely wrong than right: confidence under [below]. The scanner's confidences are
+     * calibrated probabilities that the operator or text is right; a marked node (`op` null) counts as an
+     * uncertain operator.
+     */
+    fun uncertain(below: Float = 0.5f): Uncertain = Uncertain(
+        operators = nodes.count { it.op == null || it.opConfidence < below },
+        shapes = tensors.count { it.confidence < below },
+        names = (inputs + outputs).count { it.confidence < below },
+    )
+
     /** This graph as indented graph JSON v1 (for sharing and reading). */
     fun toPrettyJson(): String = pretty.encodeToString(JsonElement.serializer(), toElement())
 
@@ -92,6 +103,23 @@ data class GraphJson(
 }
 
 /** Why graph JSON could not be read. */
+/** Counts of uncertain readings in a graph ([GraphJson.uncertain]). */
+data class Uncertain(val operators: Int, val shapes: Int, val names: Int) {
+    val total: Int get() = operators + shapes + names
+
+    /** "2 operators and 1 shape", or null when nothing is uncertain. */
+    fun describe(): String? {
+        val parts = listOf(operators to "operator", shapes to "shape", names to "name")
+            .filter { it.first > 0 }
+            .map { (n, what) -> if (n == 1) "1 $what" else "$n ${what}s" }
+        return when (parts.size) {
+            0 -> null
+            1 -> parts[0]
+            else -> parts.dropLast(1).joinToString(", ") + " and " + parts.last()
+        }
+    }
+}
+
 class GraphJsonException(message: String, cause: Throwable? = null) : Exception(message, cause)
 
 data class ImageSize(val width: Int, val height: Int)

@@ -15,9 +15,19 @@ object HintText {
         Hint.ZOOM_IN -> "Text too small to read: zoom in in Netron, or move closer and scan in parts"
     }
 
-    /** What to say once captured: a warning when the capture's text was too small ([Hint.ZOOM_IN] among [hints]). */
-    fun captured(hints: List<Hint>): String =
-        if (Hint.ZOOM_IN in hints) "Captured, but the text was small: check the graph, or zoom in and scan again" else "Captured"
+    /**
+     * What to say once captured: a warning when the capture's text was too small ([Hint.ZOOM_IN] among [hints]),
+     * and how many readings of the captured graph are uncertain ([GraphJson.uncertain]), when any are.
+     */
+    fun captured(hints: List<Hint>, uncertain: Uncertain? = null): String {
+        val base = if (Hint.ZOOM_IN in hints) {
+            "Captured, but the text was small: check the graph, or zoom in and scan again"
+        } else {
+            "Captured"
+        }
+        val doubts = uncertain?.describe() ?: return base
+        return "$base. Unsure of $doubts"
+    }
 
     /** The message of the most important hint, or null when there is none. */
     fun headline(hints: List<Hint>): String? = hints.firstOrNull()?.let(::message)

@@ -66,7 +66,7 @@ class GuidanceOverlayView @JvmOverloads constructor(
             null -> "Point the camera at a Netron graph"
             is ScanUpdate.Searching -> HintText.headline(u.hints) ?: "Looking for a graph"
             is ScanUpdate.Steadying -> HintText.headline(u.hints) ?: "Hold steady"
-            is ScanUpdate.Captured -> u.scanError ?: HintText.captured(u.quality.hints)
+            is ScanUpdate.Captured -> u.scanError ?: HintText.captured(u.quality.hints, u.graph?.uncertain())
             is ScanUpdate.Failed -> u.error.message ?: "Frame error"
         }
         canvas.drawText(text, width / 2f, margin * 2, textPaint)
