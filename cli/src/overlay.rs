@@ -3,9 +3,10 @@
 //! Colours: crop (canvas box) yellow, nodes blue (title box cyan), tensor labels green, inputs magenta, outputs
 //! orange, edges red polylines (their traced curves; a straight line when no curve is known). Nodes whose op is
 //! `null` (marked) are drawn dashed. What was read is written over the top left corner of its box in 8 × 8
-//! bitmap glyphs scaled to about the box's height ([`font8x8`], `×` included; other characters outside Latin-1 as their nearest ASCII): a node's
-//! op (`?` when marked), a tensor label's text, a port's name, black on white, on pale red when the
-//! element's calibrated confidence is under [`DOUBT`], with that confidence in per cent after the text.
+//! bitmap glyphs scaled to about the box's height ([`font8x8`]; `×` included, other characters outside Latin-1
+//! as their nearest ASCII): a node's op (`?` when marked), a tensor label's text, a port's name, black on white,
+//! on pale red when the element's calibrated confidence is under [`DOUBT`], with that confidence in per cent
+//! after the text.
 
 use image::{Rgb, RgbImage};
 use netron_ocr_core::graph::{BBox, GraphJson, Point};

@@ -179,8 +179,9 @@ def report(name: str, rows, params) -> dict:
                       "ece_before": ece(p[m], y[m]), "ece_after": ece(q[m], y[m]),
                       "log_loss_before": log_loss(p[m], y[m]), "log_loss_after": log_loss(q[m], y[m])}
         r = out[label]
-        print(f"  {name:<24} {label:<5} n={r['n']:>5}  accuracy {r['accuracy']:.3f}  mean conf {r['confidence_before']:.3f}"
-              f" -> {r['confidence_after']:.3f}  ECE {r['ece_before']:.3f} -> {r['ece_after']:.3f}"
+        print(f"  {name:<24} {label:<5} n={r['n']:>5}  accuracy {r['accuracy']:.3f}"
+              f"  mean conf {r['confidence_before']:.3f} -> {r['confidence_after']:.3f}"
+              f"  ECE {r['ece_before']:.3f} -> {r['ece_after']:.3f}"
               f"  log loss {r['log_loss_before']:.3f} -> {r['log_loss_after']:.3f}")
     bands = []
     for lo, hi in HEIGHT_BANDS:
