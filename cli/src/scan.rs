@@ -8,8 +8,9 @@
 //! each image on stderr. `--models DIR` loads the four models from DIR (SHA-256-checked) instead of the bundled
 //! ones.
 //!
-//! A view whose text the scan finds too small (`ScanParams::min_text_height`) gets a note on stderr; its graph
-//! is printed all the same.
+//! A view whose text the scan finds too small (`ScanParams::min_text_height`) gets a note on stderr, and so does
+//! a graph with readings under [`overlay::DOUBT`] calibrated confidence (their ids, to check them); the graph is
+//! printed all the same.
 //!
 //! Exit status: 0 success, 2 a bad argument, an unreadable image or a model that cannot be loaded (the other
 //! images are still scanned). The quality gate is reported, never a reason to refuse: a poor frame still gets
@@ -19,6 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use netron_ocr_core::graph::GraphJson;
 use netron_ocr_core::quality::Hint;
 use netron_ocr_core::scanner::{ScanParams, ScanResult, Scanner};
 use netron_ocr_core::{frame, models::ModelSet};
@@ -163,6 +165,15 @@ pub fn run(args: &Args) -> u8 {
                 )
             });
         }
+        if let Some(doubts) = uncertain(&result.graph) {
+            bar.suspend(|| {
+                eprintln!(
+                    "netron-ocr scan: {}: unsure of {doubts}: confidence under {}, check them",
+                    path.display(),
+                    overlay::DOUBT
+                )
+            });
+        }
         if args.timings {
             let t = &result.timings;
             bar.suspend(|| {
@@ -190,4 +201,97 @@ pub fn run(args: &Args) -> u8 {
     }
     bar.finish_and_clear();
     status
+}
+
+/// The readings of `graph` under [`overlay::DOUBT`] confidence, as "2 operators (n3, n7) and 1 shape (t4)" (at
+/// most 8 ids each), or `None`. A marked node (`op: null`) is an uncertain operator.
+fn uncertain(graph: &GraphJson) -> Option<String> {
+    let doubt = overlay::DOUBT;
+    let ops: Vec<&str> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.op.is_none() || n.op_confidence < doubt)
+        .map(|n| n.id.as_str())
+        .collect();
+    let shapes: Vec<&str> = graph
+        .tensors
+        .iter()
+        .filter(|t| t.confidence < doubt)
+        .map(|t| t.id.as_str())
+        .collect();
+    let names: Vec<&str> = graph
+        .inputs
+        .iter()
+        .chain(&graph.outputs)
+        .filter(|p| p.confidence < doubt)
+        .map(|p| p.id.as_str())
+        .collect();
+    let parts: Vec<String> = [(ops, "operator"), (shapes, "shape"), (names, "name")]
+        .into_iter()
+        .filter(|(ids, _)| !ids.is_empty())
+        .map(|(ids, what)| {
+            let plural = if ids.len() == 1 { "" } else { "s" };
+            let more = if ids.len() > 8 { ", …" } else { "" };
+            let shown = ids[..ids.len().min(8)].join(", ");
+            format!("{} {what}{plural} ({shown}{more})", ids.len())
+        })
+        .collect();
+    match parts.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        [init @ .., last] => Some(format!("{} and {last}", init.join(", "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netron_ocr_core::graph::{Canvas, ImageSize, Node, Tensor};
+
+    #[test]
+    fn uncertain_readings_are_listed_by_kind() {
+        let mut g = GraphJson::new(
+            ImageSize {
+                width: 10,
+                height: 10,
+            },
+            Canvas {
+                bbox: [0.0, 0.0, 10.0, 10.0].into(),
+                confidence: 1.0,
+            },
+        );
+        assert_eq!(uncertain(&g), None);
+        for (k, (op, p)) in [(Some("Conv"), 0.9), (None, 0.3), (Some("Relu"), 0.4)]
+            .into_iter()
+            .enumerate()
+        {
+            g.nodes.push(Node {
+                id: format!("n{k}"),
+                op: op.map(str::to_owned),
+                op_confidence: p,
+                bbox: [0.0, 0.0, 5.0, 5.0].into(),
+                confidence: 1.0,
+                weights: vec![],
+                title_box: None,
+                quad: None,
+                truncated: None,
+            });
+        }
+        assert_eq!(uncertain(&g).as_deref(), Some("2 operators (n1, n2)"));
+        for k in 0..10 {
+            g.tensors.push(Tensor {
+                id: format!("t{k}"),
+                text: "1".into(),
+                shape: None,
+                bbox: [0.0, 0.0, 5.0, 5.0].into(),
+                confidence: 0.1,
+                quad: None,
+                name: None,
+            });
+        }
+        assert_eq!(
+            uncertain(&g).as_deref(),
+            Some("2 operators (n1, n2) and 10 shapes (t0, t1, t2, t3, t4, t5, t6, t7, …)")
+        );
+    }
 }

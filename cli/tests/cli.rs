@@ -350,3 +350,32 @@ fn scan_writes_an_overlay_the_size_of_the_image() {
     assert!(changed > 6 * (w + h) as usize, "{changed} pixels changed");
     let _ = std::fs::remove_file(&out);
 }
+
+#[test]
+fn scan_names_the_uncertain_readings_on_stderr() {
+    // The dense fixture photo's labels are about 7 px high: some read under 0.5 calibrated confidence.
+    let photo = root().join("tests/fixtures/dense/000104.photo.jpg");
+    let o = run(&["scan", &photo.to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("unsure of"))
+        .unwrap_or_else(|| panic!("no 'unsure of' note: {err}"));
+    assert!(line.contains("shape") && line.contains("(t"), "{line}");
+    // Every id it names is in the printed graph.
+    let graph: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ids: Vec<&str> = ["nodes", "tensors", "inputs", "outputs"]
+        .iter()
+        .flat_map(|k| graph[k].as_array().unwrap())
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    let named = line.split(['(', ')', ',', ' ']).filter(|w| {
+        w.len() > 1
+            && w.starts_with(['n', 't', 'i', 'o'])
+            && w[1..].chars().all(|c| c.is_ascii_digit())
+    });
+    for id in named {
+        assert!(ids.contains(&id), "{id} not in the graph");
+    }
+}
