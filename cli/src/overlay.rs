@@ -210,7 +210,7 @@ pub fn draw(image: &RgbImage, graph: &GraphJson) -> RgbImage {
 
 /// Glyph pixel size for text read from box `b`: one per 10 px of its height, 1 to 4.
 fn text_scale(b: &BBox) -> i64 {
-    let h = b.y1 - b.y0;
+    let h = b.height();
     if h.is_finite() {
         ((h / 10.0).round() as i64).clamp(1, 4)
     } else {

@@ -10,7 +10,7 @@
 //! (`models/train/fit_calibration.py`; `models/METRICS.md`, session 25), after which a confidence `p` means
 //! "right about `p` of the time" on views like those.
 
-use crate::graph::{BBox, GraphJson};
+use crate::graph::GraphJson;
 
 /// Box height at which a [`HeightCalibration`]'s `bias` alone shifts a confidence, source px (the title box
 /// of a view whose text height is 9 px, [`crate::scanner::ScanParams::min_text_height`]).
@@ -90,10 +90,6 @@ impl CalibrationParams {
     }
 }
 
-fn height(b: &BBox) -> f32 {
-    b.y1 - b.y0
-}
-
 /// Recalibrates `graph`'s confidences in place: each node's `op_confidence` by its `title_box` (nodes without
 /// one keep theirs), each tensor label's and port's `confidence` by its box. A node whose calibrated
 /// `op_confidence` is under `min_op_confidence` is marked (`op: None`); no operator, text or box changes
@@ -102,7 +98,7 @@ pub fn calibrate(graph: &mut GraphJson, params: &CalibrationParams, min_op_confi
     if let Some(c) = params.op {
         for n in &mut graph.nodes {
             let Some(title) = n.title_box else { continue };
-            n.op_confidence = c.apply(n.op_confidence, height(&title));
+            n.op_confidence = c.apply(n.op_confidence, title.height());
             if n.op_confidence < min_op_confidence {
                 n.op = None;
             }
@@ -110,12 +106,12 @@ pub fn calibrate(graph: &mut GraphJson, params: &CalibrationParams, min_op_confi
     }
     if let Some(c) = params.label {
         for t in &mut graph.tensors {
-            t.confidence = c.apply(t.confidence, height(&t.bbox));
+            t.confidence = c.apply(t.confidence, t.bbox.height());
         }
     }
     if let Some(c) = params.port {
         for p in graph.inputs.iter_mut().chain(&mut graph.outputs) {
-            p.confidence = c.apply(p.confidence, height(&p.bbox));
+            p.confidence = c.apply(p.confidence, p.bbox.height());
         }
     }
 }

@@ -597,7 +597,7 @@ fn nearest_lattice(r: f64) -> f64 {
 }
 
 /// The median of `v` (the mean of the middle two for an even count); `None` when empty.
-pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }

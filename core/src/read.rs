@@ -33,7 +33,8 @@
 //! Re-reading ([`ReadParams::reread_below`]): a box whose greedy path probability is under the threshold (and
 //! not under the floor [`ReadParams::reread_above`]) is cut again with each of [`ReadParams::reread_pads`] in
 //! place of the 0.15 padding and read again. Every crop's greedy reading is a candidate; the text is the
-//! candidate with the highest mean CTC log-likelihood over the box's crops ([`TextRead::log_likelihood`]), which the label consensus and the title join then also use.
+//! candidate with the highest mean CTC log-likelihood over the box's crops ([`TextRead::log_likelihood`]), which
+//! the label consensus and the title join then also use.
 //! Padding moves the text against the model's 80 time steps and changes how much of the background and of the
 //! neighbours the crop shows, so the crops' errors are partly independent; detector boxes and weight-row boxes
 //! are often a little short of the text, so a wider second crop helps most (`models/METRICS.md`, session 11).

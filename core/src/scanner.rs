@@ -324,7 +324,7 @@ fn ms(t: Instant) -> f64 {
 /// of the true labels' median height in half of the images and within 26% in 95% of them (`models/METRICS.md`,
 /// session 24).
 pub fn text_height(title_boxes: &[BBox]) -> Option<f32> {
-    let heights = title_boxes.iter().map(|b| f64::from(b.y1 - b.y0)).collect();
+    let heights = title_boxes.iter().map(|b| f64::from(b.height())).collect();
     classify::median(heights).map(|h| (classify::LABEL_TO_HEADER * h) as f32)
 }
 

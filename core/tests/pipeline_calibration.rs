@@ -6,34 +6,8 @@ mod fixture_support;
 
 use netron_ocr_core::calibrate::CalibrationParams;
 use netron_ocr_core::eval::{evaluate, Metrics};
-use netron_ocr_core::graph::GraphJson;
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
-
-/// (image, truth) of every committed fixture scene.
-fn fixtures() -> Vec<(String, String)> {
-    let mut v = Vec::new();
-    for k in 0..4 {
-        for (image, truth) in [("photo.jpg", "photo.json"), ("shot.png", "shot.json")] {
-            v.push((
-                format!("tests/fixtures/scenes/00000{k}.{image}"),
-                format!("tests/fixtures/scenes/00000{k}.{truth}"),
-            ));
-        }
-    }
-    for (image, truth) in [("photo.jpg", "photo.json"), ("shot.png", "shot.json")] {
-        v.push((
-            format!("tests/fixtures/dense/000104.{image}"),
-            format!("tests/fixtures/dense/000104.{truth}"),
-        ));
-    }
-    v
-}
-
-fn read_truth(path: &str) -> GraphJson {
-    let text = std::fs::read_to_string(fixture_support::repo().join(path)).expect("truth");
-    GraphJson::from_json(&text).expect("truth parses")
-}
 
 #[test]
 fn calibration_changes_confidences_and_marks_only_and_brings_label_confidence_to_accuracy() {
@@ -58,10 +32,13 @@ fn calibration_changes_confidences_and_marks_only_and_brings_label_confidence_to
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5;
     let (mut raw_metrics, mut cal_metrics) = (Metrics::default(), Metrics::default());
     let mut marked = 0;
-    for (image, truth) in fixtures() {
-        let path = fixture_support::repo().join(&image);
-        let g = calibrated.scan_file(&path).expect("scan").graph;
-        let r = raw.scan_file(&path).expect("scan").graph;
+    for scene in fixture_support::scenes()
+        .into_iter()
+        .chain(fixture_support::dense_scenes())
+    {
+        let image = &scene.name;
+        let g = calibrated.scan_file(&scene.image_path).expect("scan").graph;
+        let r = raw.scan_file(&scene.image_path).expect("scan").graph;
         assert!(g.check().is_empty(), "{image}: {:?}", g.check());
         assert_eq!(g.nodes.len(), r.nodes.len(), "{image}");
         assert_eq!(g.edges, r.edges, "{image}");
@@ -71,7 +48,7 @@ fn calibration_changes_confidences_and_marks_only_and_brings_label_confidence_to
                 (b.bbox, b.title_box, &b.weights)
             );
             let title = b.title_box.expect("scanned nodes have a title box");
-            let want = op_cal.apply(b.op_confidence, title.y1 - title.y0);
+            let want = op_cal.apply(b.op_confidence, title.height());
             assert!(close(a.op_confidence, want), "{image} {}", a.id);
             if want < min_op {
                 assert_eq!(a.op, None, "{image} {}", a.id);
@@ -83,7 +60,7 @@ fn calibration_changes_confidences_and_marks_only_and_brings_label_confidence_to
         assert_eq!(g.tensors.len(), r.tensors.len(), "{image}");
         for (a, b) in g.tensors.iter().zip(&r.tensors) {
             assert_eq!((&a.text, &a.shape, a.bbox), (&b.text, &b.shape, b.bbox));
-            let want = label_cal.apply(b.confidence, b.bbox.y1 - b.bbox.y0);
+            let want = label_cal.apply(b.confidence, b.bbox.height());
             assert!(close(a.confidence, want), "{image} {}", a.id);
         }
         for (a, b) in g
@@ -93,10 +70,10 @@ fn calibration_changes_confidences_and_marks_only_and_brings_label_confidence_to
             .zip(r.inputs.iter().chain(&r.outputs))
         {
             assert_eq!((&a.name, a.bbox), (&b.name, b.bbox));
-            let want = port_cal.apply(b.confidence, b.bbox.y1 - b.bbox.y0);
+            let want = port_cal.apply(b.confidence, b.bbox.height());
             assert!(close(a.confidence, want), "{image} {}", a.id);
         }
-        let truth = read_truth(&truth);
+        let truth = scene.truth();
         raw_metrics.add(&evaluate(&r, &truth));
         cal_metrics.add(&evaluate(&g, &truth));
     }

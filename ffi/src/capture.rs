@@ -136,13 +136,8 @@ impl CaptureMachine {
         if 2 * flagged > scans.len() && !quality.hints.contains(&zoom_in) {
             quality.hints.push(zoom_in);
         }
-        let mut heights: Vec<f32> = scans.iter().filter_map(|s| s.text_height).collect();
-        heights.sort_by(f32::total_cmp);
-        let text_height = match heights.len() {
-            0 => None,
-            n if n % 2 == 1 => Some(heights[n / 2]),
-            n => Some((heights[n / 2 - 1] + heights[n / 2]) / 2.0),
-        };
+        let heights = scans.iter().filter_map(|s| s.text_height).map(f64::from);
+        let text_height = netron_ocr_core::classify::median(heights.collect()).map(|h| h as f32);
         let frames = scans.len() as u32;
         ScanResult::from_core(&graph, quality.into(), text_height, timings, frames).map(Some)
     }

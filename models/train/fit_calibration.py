@@ -28,42 +28,25 @@ from pathlib import Path
 
 import numpy as np
 
+from train import eval_detector
+from train.common import clip_box
+from train.eval_detector import IOU_MATCH
+
 REFERENCE_HEIGHT = 16.0  # calibrate.rs REFERENCE_HEIGHT
 KINDS = ("op", "label", "port")
 BINS = 10
 HEIGHT_BANDS = ((0, 10), (10, 14), (14, 18), (18, 24), (24, math.inf))
 
 
-def _clip(b, w, h):
-    return [min(max(b[0], 0.0), w), min(max(b[1], 0.0), h), min(max(b[2], 0.0), w), min(max(b[3], 0.0), h)]
+def match(pred: list[dict], truth: list[dict], w: float, h: float) -> list[tuple[dict, dict]]:
+    """Greedy matching of one class (`eval_detector.match`, the rule of `netron-ocr eval`) on the boxes clipped to
+    the image: the matched (prediction, truth) pairs."""
+    def boxes(elements):
+        return np.array([clip_box(e["box"], w, h) for e in elements], dtype=np.float64).reshape(-1, 4)
 
-
-def _iou(a, b) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def match(pred: list[dict], truth: list[dict], w: float, h: float, iou_min: float = 0.5) -> list[tuple[dict, dict]]:
-    """Greedy matching of one class: predictions in descending confidence (stable) each take the unmatched truth
-    element of highest IoU (the first on ties), if at least `iou_min`."""
-    tb = [_clip(t["box"], w, h) for t in truth]
-    used = [False] * len(truth)
-    pairs = []
-    for p in sorted(pred, key=lambda e: -e["confidence"]):
-        b = _clip(p["box"], w, h)
-        best, bi = iou_min, None
-        for i, t in enumerate(tb):
-            if not used[i]:
-                v = _iou(b, t)
-                if v > best or (v == best and bi is None):
-                    best, bi = v, i
-        if bi is not None:
-            used[bi] = True
-            pairs.append((p, truth[bi]))
-    return pairs
+    scores = np.array([e["confidence"] for e in pred], dtype=np.float64)
+    p2g, _ = eval_detector.match(boxes(pred), scores, boxes(truth), IOU_MATCH)
+    return [(pred[p], truth[g]) for p in np.argsort(-scores, kind="stable") if (g := int(p2g[p])) >= 0]
 
 
 def rows_of(pred: dict, truth: dict, image_kind: str) -> dict[str, list[tuple[float, bool, float, str]]]:

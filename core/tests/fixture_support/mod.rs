@@ -66,9 +66,18 @@ impl FixtureScene {
 
 /// The 8 fixture scenes: for k = 0..3 the screenshot, then the photo. Panics when a file is missing.
 pub fn scenes() -> Vec<FixtureScene> {
-    let dir = scenes_dir();
+    scenes_in(&scenes_dir(), 0..4)
+}
+
+/// The dense view `tests/fixtures/dense/000104`: its screenshot, then its photo (text about 7 px high).
+pub fn dense_scenes() -> Vec<FixtureScene> {
+    scenes_in(&repo().join("tests/fixtures/dense"), [104])
+}
+
+/// Scenes `indices` of `dir`, each screenshot then photo. Panics when a file is missing.
+fn scenes_in(dir: &Path, indices: impl IntoIterator<Item = usize>) -> Vec<FixtureScene> {
     let mut out = Vec::new();
-    for k in 0..4 {
+    for k in indices {
         for (kind, ext) in [("shot", "png"), ("photo", "jpg")] {
             let name = format!("{k:06}.{kind}");
             let scene = FixtureScene {
