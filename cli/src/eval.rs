@@ -89,9 +89,21 @@ pub struct Args {
     /// (measures what promoting such ports to nodes adds).
     #[arg(long)]
     no_port_promotion: bool,
+    /// Keep inputs and outputs whose text is an operator's name as ports (measures what taking them for node
+    /// cards adds, `ScanParams::op_named_ports_are_nodes`).
+    #[arg(long)]
+    keep_op_named_ports: bool,
     /// Classifier probability from which a port box is taken to be a node card (default: the scanner's).
     #[arg(long, value_name = "P")]
     port_as_node_confidence: Option<f32>,
+    /// Keep inputs and outputs that no recovered edge joins to a node (measures what dropping them adds,
+    /// `ScanParams::unconnected_port_min_confidence`).
+    #[arg(long)]
+    keep_unconnected_ports: bool,
+    /// Calibrated name confidence from which an input or output that no edge joins is kept (default: the
+    /// scanner's, `ScanParams::unconnected_port_min_confidence`).
+    #[arg(long, value_name = "P")]
+    unconnected_port_min_confidence: Option<f32>,
     /// Keep inputs and outputs whose text reads as a shape as ports (measures what relabelling them adds).
     #[arg(long)]
     keep_shape_ports: bool,
@@ -349,6 +361,13 @@ pub fn run(args: &Args) -> u8 {
         params.port_as_node_confidence = None;
     }
     params.shape_text_ports_are_labels = !args.keep_shape_ports;
+    params.op_named_ports_are_nodes = !args.keep_op_named_ports;
+    if let Some(p) = args.unconnected_port_min_confidence {
+        params.unconnected_port_min_confidence = Some(p);
+    }
+    if args.keep_unconnected_ports {
+        params.unconnected_port_min_confidence = None;
+    }
     if let Some(p) = args.read_titles_below {
         params.read_titles_below = Some(p);
     }

@@ -127,6 +127,54 @@ impl Detections {
         nodes.chain(inputs).chain(outputs).collect()
     }
 
+    /// Drops the inputs and outputs that no edge of `edges` joins to a node and that `keep` rejects, renumbering
+    /// the ports kept and the edges' endpoints to match; returns how many were dropped. In Netron every graph
+    /// input feeds a node and every graph output is fed by one, and a pill's stroke stays in view with the pill,
+    /// so a pill without a traced edge is often something else (a truncated card, a stray label).
+    pub fn drop_unconnected_ports(
+        &mut self,
+        edges: &mut [RecoveredEdge],
+        keep: impl Fn(&PortDetection) -> bool,
+    ) -> usize {
+        let connected: HashSet<&str> = edges
+            .iter()
+            .flat_map(|e| [e.from.as_str(), e.to.as_str()])
+            .collect();
+        let keep_in: Vec<bool> = (self.inputs.iter().enumerate())
+            .map(|(k, p)| connected.contains(Self::input_id(k).as_str()) || keep(p))
+            .collect();
+        let keep_out: Vec<bool> = (self.outputs.iter().enumerate())
+            .map(|(k, p)| connected.contains(Self::output_id(k).as_str()) || keep(p))
+            .collect();
+        // Old id → new id of every port kept.
+        let renumber = |keep: &[bool], id: fn(usize) -> String| -> Vec<(String, String)> {
+            keep.iter()
+                .enumerate()
+                .filter(|(_, &k)| k)
+                .enumerate()
+                .map(|(new, (old, _))| (id(old), id(new)))
+                .collect()
+        };
+        let renamed: Vec<(String, String)> = renumber(&keep_in, Self::input_id)
+            .into_iter()
+            .chain(renumber(&keep_out, Self::output_id))
+            .filter(|(old, new)| old != new)
+            .collect();
+        for e in edges.iter_mut() {
+            for end in [&mut e.from, &mut e.to] {
+                if let Some((_, new)) = renamed.iter().find(|(old, _)| old == end) {
+                    *end = new.clone();
+                }
+            }
+        }
+        let before = self.inputs.len() + self.outputs.len();
+        let mut keep = keep_in.into_iter();
+        self.inputs.retain(|_| keep.next().unwrap_or(false));
+        let mut keep = keep_out.into_iter();
+        self.outputs.retain(|_| keep.next().unwrap_or(false));
+        before - self.inputs.len() - self.outputs.len()
+    }
+
     /// The tensor labels as [`edges::Label`]s with their schema ids.
     pub fn edge_labels(&self) -> Vec<edges::Label> {
         self.labels

@@ -7,8 +7,8 @@
 //!    (canvas = the cropper's box with its low confidence): nothing is invented;
 //! 3. detector ([`crate::detect`]) inside the crop: node cards, tensor labels, inputs, outputs. When no node
 //!    card reaches [`ScanParams::min_node_score`] the image is taken to show no graph (empty result);
-//! 4. input and output boxes that the classifier reads as operators become node cards
-//!    ([`ScanParams::port_as_node_confidence`]); title boxes ([`crate::classify::estimate_title_boxes`]) and
+//! 4. input and output boxes that the classifier reads as operators, or whose text is an operator's name, become
+//!    node cards ([`ScanParams::port_as_node_confidence`], [`ScanParams::op_named_ports_are_nodes`]); title boxes ([`crate::classify::estimate_title_boxes`]) and
 //!    operator classification, one batched run; titles the classifier is unsure of are also read by the OCR,
 //!    and the reading is joined with the classifier's prediction ([`crate::title_ops`]: in Netron's "names"
 //!    mode the title names the operator, [`ScanParams::read_titles_below`]);
@@ -29,7 +29,8 @@
 //!    ([`crate::assemble::assemble`]) into schema-v1 graph JSON;
 //! 7. graph evidence: fewer than [`ScanParams::min_elements`] nodes, inputs and outputs together and no edge is
 //!    not a graph (a text page or a desktop can give one spurious card); the result is then empty, like a
-//!    cropper rejection;
+//!    cropper rejection; otherwise input and output pills that no edge joins to a node are dropped unless
+//!    their name reads confidently ([`ScanParams::unconnected_port_min_confidence`]);
 //! 8. legibility: the height of the view's text in source pixels ([`text_height`], from the title boxes) is
 //!    reported in [`ScanResult::text_height`]; under [`ScanParams::min_text_height`] the scan adds the advisory
 //!    hint [`quality::Hint::ZoomIn`] to [`ScanResult::quality`];
@@ -103,6 +104,11 @@ pub struct ScanParams {
     /// turned true ports into nodes (input F1 0.976 → 0.909 / 0.971), 0.999 changed no F1 by more than +0.013
     /// (`models/METRICS.md`, session 5).
     pub port_as_node_confidence: Option<f32>,
+    /// An input or output whose text reads exactly as an operator's name (`Concat`, `ConstantOfShape`; case
+    /// and all) is taken to be a node card: a parameterless card, or one cut by the view's border, that the
+    /// detector took for a pill. Its operator is then the classifier's, joined with its title's reading like
+    /// any card's ([`ScanParams::read_titles_below`]). Default true (`models/METRICS.md`, session 26).
+    pub op_named_ports_are_nodes: bool,
     /// Nodes whose classifier probability is below this also have their title read by the OCR, and the
     /// reading is joined with the classifier's prediction ([`crate::title_ops`], tuned by
     /// [`ScanParams::titles`]): where the title names an operator (`Conv`, `Conv_437`, `/layer1/conv/Conv`,
@@ -119,6 +125,16 @@ pub struct ScanParams {
     /// 0.679 to 0.515 / 0.721, while classifying the snapped boxes lowered op accuracy from 0.976 to 0.962
     /// (`models/METRICS.md`, session 11).
     pub snap_headers: bool,
+    /// An input or output that no recovered edge joins to a node is kept only when its name confidence, as
+    /// the default calibration reports it ([`CalibrationParams::default`], whatever
+    /// [`ScanParams::calibration`] is), is at least this ([`Detections::drop_unconnected_ports`]; applied
+    /// after the [`ScanParams::min_elements`] check). `None`: every port is kept. Default 0.95, chosen on the
+    /// development split (`v1-s1` held-out scenes 1009–2329, 266 images) and the dense synthetic views (240):
+    /// input / output F1, photos and screenshots, were 0.939 / 0.910 / 1.000 / 0.955 and 0.916 / 0.866 / 0.976 /
+    /// 0.984 keeping every port, 0.972 / 0.931 / 0.996 / 0.950 and 0.943 / 0.919 / 0.964 / 0.984 at 0.95, and
+    /// 0.972 / 0.927 / 0.989 / 0.950 and 0.947 / 0.909 / 0.964 / 0.968 dropping every unconnected port
+    /// (`models/METRICS.md`, session 26).
+    pub unconnected_port_min_confidence: Option<f32>,
     /// Paddings of the second crops of unsure input and output pills (labels, weight rows and titles use
     /// [`ReadParams::reread_pads`]). Default `[0.0]`: on the development split port-name match (photos /
     /// screenshots) was 0.738 / 0.872 read once, 0.742 / 0.872 re-read from pad 0.3 and 0.781 / 0.884 from pad
@@ -212,8 +228,10 @@ impl Default for ScanParams {
             min_node_score: 0.6,
             min_elements: 2,
             port_as_node_confidence: Some(0.999),
+            op_named_ports_are_nodes: true,
             read_titles_below: Some(0.99),
             snap_headers: true,
+            unconnected_port_min_confidence: Some(0.95),
             port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
@@ -666,8 +684,21 @@ impl Scanner {
             return self.empty_result(size, crop, crop_added, quality, timings);
         }
 
+        // Pills are read apart from labels and rows (they re-read from other paddings), and before promotion,
+        // which their texts inform.
         let t = Instant::now();
-        let promoted_ops = self.promote_ports(image, &mut nodes, &mut inputs, &mut outputs)?;
+        let skew = self.reader.estimate_skew(image, &crop.bbox);
+        let pill_boxes: Vec<BBox> = inputs.iter().chain(&outputs).map(|d| d.bbox).collect();
+        let pill_texts = if pill_boxes.is_empty() {
+            Vec::new()
+        } else {
+            let pads = self.params.port_reread_pads;
+            self.reader.read_with_pads(image, &pill_boxes, skew, pads)?
+        };
+        timings.read = ms(t);
+        let t = Instant::now();
+        let (promoted_ops, mut port_texts) =
+            self.promote_ports(image, &mut nodes, &mut inputs, &mut outputs, pill_texts)?;
         timings.classify = ms(t);
         let boxes = |v: &[&Detection]| -> Vec<BBox> { v.iter().map(|d| d.bbox).collect() };
         let (node_boxes, label_boxes, input_boxes, output_boxes) = (
@@ -687,7 +718,6 @@ impl Scanner {
 
         let t = Instant::now();
         let cards = nodes.len() - promoted_ops.len();
-        let skew = self.reader.estimate_skew(image, &crop.bbox);
         let mut title_boxes =
             classify::estimate_title_boxes(&node_boxes[..cards], &label_boxes, direction);
         let headers = if self.params.snap_headers {
@@ -706,24 +736,16 @@ impl Scanner {
 
         let t = Instant::now();
         self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
-        timings.read = ms(t);
+        timings.read += ms(t);
 
         let t = Instant::now();
         let row_boxes =
             self.weight_row_boxes(image, &node_boxes[..cards], &title_boxes, &headers, skew);
-        // Pills are read apart from labels and rows: they re-read from other paddings.
-        let port_boxes: Vec<BBox> = input_boxes.iter().chain(&output_boxes).copied().collect();
         let other_boxes: Vec<BBox> = label_boxes
             .iter()
             .chain(row_boxes.iter().flatten())
             .copied()
             .collect();
-        let mut port_texts = if port_boxes.is_empty() {
-            Vec::new()
-        } else {
-            let pads = self.params.port_reread_pads;
-            self.reader.read_with_pads(image, &port_boxes, skew, pads)?
-        };
         let mut other_texts = if other_boxes.is_empty() {
             Vec::new()
         } else {
@@ -810,7 +832,7 @@ impl Scanner {
             outputs: found_outputs,
             labels: found_labels,
         };
-        let edge_result = edges::recover_edges(
+        let mut edge_result = edges::recover_edges(
             image,
             crop.bbox,
             &found.edge_elements(),
@@ -858,6 +880,13 @@ impl Scanner {
         if elements < self.params.min_elements && edge_result.edges.is_empty() {
             timings.assemble = ms(t) + direction_ms;
             return self.empty_result(size, crop, crop_added, quality, timings);
+        }
+        if let Some(min) = self.params.unconnected_port_min_confidence {
+            let scale = CalibrationParams::default().port;
+            found.drop_unconnected_ports(&mut edge_result.edges, |p| {
+                let c = scale.map_or(p.confidence, |s| s.apply(p.confidence, p.bbox.height()));
+                c >= min
+            });
         }
         let mut graph =
             assemble::assemble(size, canvas, &found, &edge_result.edges, Some(direction))?;
@@ -978,38 +1007,46 @@ impl Scanner {
     }
 
     /// Moves the inputs and outputs whose box the classifier reads as an operator with at least
-    /// [`ScanParams::port_as_node_confidence`] to the end of `nodes`; returns their predictions, in that order.
+    /// [`ScanParams::port_as_node_confidence`], or whose text (`texts`, one per input then output) is an
+    /// operator's name ([`ScanParams::op_named_ports_are_nodes`]), to the end of `nodes`; returns the classifier's
+    /// predictions of the boxes moved, in that order, and the texts of the pills left.
     fn promote_ports<'a>(
         &self,
         image: &RgbImage,
         nodes: &mut Vec<&'a Detection>,
         inputs: &mut Vec<&'a Detection>,
         outputs: &mut Vec<&'a Detection>,
-    ) -> Result<Vec<OpPrediction>, ScanError> {
-        let mut promoted_ops = Vec::new();
-        let Some(min_p) = self.params.port_as_node_confidence else {
-            return Ok(promoted_ops);
-        };
+        texts: Vec<TextRead>,
+    ) -> Result<(Vec<OpPrediction>, Vec<TextRead>), ScanError> {
+        let min_p = self.params.port_as_node_confidence;
+        let by_name = self.params.op_named_ports_are_nodes;
         let ports: Vec<&Detection> = inputs.iter().chain(outputs.iter()).copied().collect();
-        if ports.is_empty() {
-            return Ok(promoted_ops);
+        if ports.is_empty() || (min_p.is_none() && !by_name) {
+            return Ok((Vec::new(), texts));
         }
         let port_boxes: Vec<BBox> = ports.iter().map(|d| d.bbox).collect();
         let preds = self.classifier.classify(image, &port_boxes)?;
+        let vocab = self.classifier.vocab();
         let n_inputs = inputs.len();
         inputs.clear();
         outputs.clear();
-        for (k, (d, pred)) in ports.into_iter().zip(preds).enumerate() {
-            if pred.op.is_some() && pred.confidence >= min_p {
+        let (mut promoted_ops, mut kept_texts) = (Vec::new(), Vec::new());
+        for (k, ((d, pred), text)) in ports.into_iter().zip(preds).zip(texts).enumerate() {
+            let read_as_op = pred.op.is_some() && min_p.is_some_and(|p| pred.confidence >= p);
+            let named_op = by_name && vocab.index_of(&text.text).is_some();
+            if read_as_op || named_op {
                 nodes.push(d);
                 promoted_ops.push(pred);
-            } else if k < n_inputs {
+                continue;
+            }
+            if k < n_inputs {
                 inputs.push(d);
             } else {
                 outputs.push(d);
             }
+            kept_texts.push(text);
         }
-        Ok(promoted_ops)
+        Ok((promoted_ops, kept_texts))
     }
 
     /// Reads the titles of the nodes whose classifier probability is under [`ScanParams::read_titles_below`]

@@ -172,3 +172,46 @@ fn bad_references_and_values_are_errors() {
         AssembleError::BadBox { what: "n1".into() }
     );
 }
+
+#[test]
+fn ports_without_an_edge_are_dropped_unless_kept_and_the_rest_renumbered() {
+    let mut d = detections();
+    let pill = |x: f32, name: &str| PortDetection {
+        bbox: BBox::new(x, 20.0, x + 40.0, 40.0),
+        confidence: 0.9,
+        name: name.into(),
+        truncated: None,
+    };
+    // i0 "data" (no edge), i1 "mask" (feeds n1), i2 "extra" (no edge), i3 "sure" (no edge, kept); o0 "out"
+    // (fed by n1).
+    d.inputs.push(pill(200.0, "mask"));
+    d.inputs.push(pill(260.0, "extra"));
+    d.inputs.push(pill(320.0, "sure"));
+    let mut edges = vec![
+        edge("n0", "n1", Some("t1"), 0.8),
+        edge("i1", "n1", None, 0.7),
+        edge("n1", "o0", None, 0.9),
+    ];
+    assert_eq!(
+        d.drop_unconnected_ports(&mut edges, |p| p.name == "sure"),
+        2
+    );
+    let names: Vec<&str> = d.inputs.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["mask", "sure"]);
+    assert_eq!(d.outputs.len(), 1);
+    let ends: Vec<(&str, &str)> = edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect();
+    assert_eq!(ends, [("n0", "n1"), ("i0", "n1"), ("n1", "o0")]);
+    let g = assemble(IMAGE, canvas(), &d, &edges, None).unwrap();
+    assert_eq!(g.inputs[0].id, "i0");
+    assert_eq!(g.inputs[0].name, "mask");
+    assert!(g.check().is_empty());
+
+    // Without edges every port `keep` rejects goes; nodes and labels stay.
+    let mut d = detections();
+    assert_eq!(d.drop_unconnected_ports(&mut [], |_| false), 2);
+    assert!(d.inputs.is_empty() && d.outputs.is_empty());
+    assert_eq!((d.nodes.len(), d.labels.len()), (2, 2));
+}

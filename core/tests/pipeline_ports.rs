@@ -1,5 +1,8 @@
-//! Promotion of input/output boxes that read as operators to node cards
-//! (`ScanParams::port_as_node_confidence`), on the committed fixture scenes (`tests/fixtures/scenes`).
+//! Input and output boxes on the committed fixture scenes (`tests/fixtures/scenes`): promotion of those that read
+//! as operators to node cards (`ScanParams::port_as_node_confidence`, `ScanParams::op_named_ports_are_nodes`),
+//! relabelling of those that read as shapes
+//! (`ScanParams::shape_text_ports_are_labels`), and dropping those that no edge joins
+//! (`ScanParams::unconnected_port_min_confidence`).
 
 mod fixture_support;
 
@@ -9,11 +12,14 @@ use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
 
 /// Without the confidence calibration, so that a promoted port keeps the classifier's op
-/// (`tests/pipeline_calibration.rs` covers the marks calibration adds).
+/// (`tests/pipeline_calibration.rs` covers the marks calibration adds), and keeping unconnected ports, so that
+/// every port either stays one or becomes a node, and promoting by the classifier alone.
 fn scanner(models: &ModelSet, port_as_node_confidence: Option<f32>) -> Scanner {
     let params = ScanParams {
         port_as_node_confidence,
+        op_named_ports_are_nodes: false,
         calibration: CalibrationParams::none(),
+        unconnected_port_min_confidence: None,
         ..ScanParams::default()
     };
     Scanner::with_params(models, params).expect("scanner")
@@ -72,11 +78,61 @@ fn ports_are_promoted_only_above_the_threshold_and_none_is_lost() {
 }
 
 #[test]
+fn ports_named_as_operators_become_nodes_and_none_is_lost() {
+    let models = ModelSet::bundled().expect("bundled models load");
+    let vocab = netron_ocr_core::vocab::Vocab::bundled().expect("vocabulary");
+    let with = |by_name: bool| {
+        let params = ScanParams {
+            port_as_node_confidence: None,
+            op_named_ports_are_nodes: by_name,
+            unconnected_port_min_confidence: None,
+            calibration: CalibrationParams::none(),
+            ..ScanParams::default()
+        };
+        Scanner::with_params(&models, params).expect("scanner")
+    };
+    let (off, on) = (with(false), with(true));
+    let mut total = 0;
+    let scenes = fixture_support::scenes();
+    for scene in scenes.iter().chain(&fixture_support::port_scenes()) {
+        let a = off.scan_file(&scene.image_path).expect("scan").graph;
+        let b = on.scan_file(&scene.image_path).expect("scan").graph;
+        let what = scene.image_path.display();
+        let named = |p: &&netron_ocr_core::graph::Port| vocab.index_of(&p.name).is_some();
+        let promoted = a.inputs.iter().chain(&a.outputs).filter(named).count();
+        total += promoted;
+        assert_eq!(b.nodes.len(), a.nodes.len() + promoted, "{what}");
+        assert_eq!(b.nodes[..a.nodes.len()], a.nodes[..], "{what}");
+        assert_eq!(ports(&b), ports(&a) - promoted, "{what}");
+        assert!(
+            !b.inputs.iter().chain(&b.outputs).any(|p| named(&p)),
+            "{what}"
+        );
+        let moved: Vec<_> = a
+            .inputs
+            .iter()
+            .chain(&a.outputs)
+            .filter(named)
+            .map(|p| p.bbox)
+            .collect();
+        let added: Vec<_> = b.nodes[a.nodes.len()..].iter().map(|n| n.bbox).collect();
+        assert_eq!(added, moved, "{what}");
+        assert!(b.check().is_empty(), "{what}: {:?}", b.check());
+    }
+    assert!(
+        total >= 2,
+        "the port fixtures' cards read as pills are named ({total})"
+    );
+}
+
+#[test]
 fn ports_read_as_shapes_become_labels_and_none_is_lost() {
     let models = ModelSet::bundled().expect("bundled models load");
     let with = |relabel: bool| {
         let params = ScanParams {
             shape_text_ports_are_labels: relabel,
+            unconnected_port_min_confidence: None,
+            op_named_ports_are_nodes: false,
             ..ScanParams::default()
         };
         Scanner::with_params(&models, params).expect("scanner")
@@ -100,4 +156,65 @@ fn ports_read_as_shapes_become_labels_and_none_is_lost() {
             );
         }
     }
+}
+
+#[test]
+fn ports_without_an_edge_are_dropped_unless_sure_and_nothing_else_changes() {
+    let models = ModelSet::bundled().expect("bundled models load");
+    let with = |min: Option<f32>| {
+        let params = ScanParams {
+            unconnected_port_min_confidence: min,
+            ..ScanParams::default()
+        };
+        Scanner::with_params(&models, params).expect("scanner")
+    };
+    // Kept all, dropped all (no confidence reaches 1.01) and the default.
+    let (keep, drop, default) = (
+        with(None),
+        with(Some(1.01)),
+        with(ScanParams::default().unconnected_port_min_confidence),
+    );
+    let mut dropped = 0;
+    for scene in fixture_support::scenes() {
+        let a = keep.scan_file(&scene.image_path).expect("scan").graph;
+        let b = drop.scan_file(&scene.image_path).expect("scan").graph;
+        let c = default.scan_file(&scene.image_path).expect("scan").graph;
+        let what = scene.image_path.display();
+        assert_eq!(a.nodes, b.nodes, "{what}");
+        assert_eq!(a.tensors, b.tensors, "{what}");
+        assert_eq!(a.edges.len(), b.edges.len(), "{what}");
+        assert!(b.check().is_empty(), "{what}: {:?}", b.check());
+        let joined = |p: &&netron_ocr_core::graph::Port, g: &GraphJson| {
+            g.edges.iter().any(|e| e.from == p.id || e.to == p.id)
+        };
+        for (kept, sure, all) in [
+            (&b.inputs, &c.inputs, &a.inputs),
+            (&b.outputs, &c.outputs, &a.outputs),
+        ] {
+            // Dropping all: the ports of `a` with an edge, in order, under new ids.
+            let with_edge: Vec<_> = all
+                .iter()
+                .filter(|p| joined(p, &a))
+                .map(|p| (&p.name, p.bbox))
+                .collect();
+            let names: Vec<_> = kept.iter().map(|p| (&p.name, p.bbox)).collect();
+            assert_eq!(names, with_edge, "{what}");
+            assert!(kept.iter().all(|p| joined(&p, &b)), "{what}");
+            // The default keeps those and the unconnected ones that read surely.
+            let expected: Vec<_> = all
+                .iter()
+                .filter(|p| joined(p, &a) || p.confidence >= 0.95)
+                .map(|p| (&p.name, p.bbox))
+                .collect();
+            let names: Vec<_> = sure.iter().map(|p| (&p.name, p.bbox)).collect();
+            assert_eq!(names, expected, "{what}");
+            dropped += all.len() - kept.len();
+        }
+        // The same edges, their port ends renamed.
+        for (ea, eb) in a.edges.iter().zip(&b.edges) {
+            assert_eq!(ea.tensor, eb.tensor, "{what}");
+            assert_eq!(ea.points, eb.points, "{what}");
+        }
+    }
+    eprintln!("ports without an edge on the fixtures: {dropped}");
 }

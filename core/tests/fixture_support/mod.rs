@@ -74,6 +74,12 @@ pub fn dense_scenes() -> Vec<FixtureScene> {
     scenes_in(&repo().join("tests/fixtures/dense"), [104])
 }
 
+/// The scenes of `tests/fixtures/ports` (1459, 1609), each screenshot then photo: views where the detector takes a
+/// card for a graph output pill.
+pub fn port_scenes() -> Vec<FixtureScene> {
+    scenes_in(&repo().join("tests/fixtures/ports"), [1459, 1609])
+}
+
 /// Scenes `indices` of `dir`, each screenshot then photo. Panics when a file is missing.
 fn scenes_in(dir: &Path, indices: impl IntoIterator<Item = usize>) -> Vec<FixtureScene> {
     let mut out = Vec::new();
