@@ -53,6 +53,10 @@ pub struct Args {
     /// default: the scanner's, `EdgeParams::min_rank_offset`).
     #[arg(long, value_name = "F", value_parser = parse_rank_offset)]
     edge_rank_offset: Option<f32>,
+    /// Margin by which element boxes are grown before their ink is masked in edge recovery, in stroke widths
+    /// (default: the scanner's, `EdgeParams::element_margin`).
+    #[arg(long, value_name = "UNITS")]
+    edge_element_margin: Option<f32>,
     /// Keep arrowhead terminals whether or not their stroke is aimed into the box (`EdgeParams::aimed_terminals`
     /// off).
     #[arg(long)]
@@ -332,6 +336,9 @@ pub fn run(args: &Args) -> u8 {
     }
     let mut params = ScanParams::default();
     params.edges.bridge_labels = !args.no_label_bridges;
+    if let Some(m) = args.edge_element_margin {
+        params.edges.element_margin = m;
+    }
     if let Some(f) = args.edge_rank_offset {
         params.edges.min_rank_offset = f;
     }
