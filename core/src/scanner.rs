@@ -8,15 +8,17 @@
 //! 3. detector ([`crate::detect`]) inside the crop: node cards, tensor labels, inputs, outputs. When no node
 //!    card reaches [`ScanParams::min_node_score`] the image is taken to show no graph (empty result);
 //! 4. input and output boxes that the classifier reads as operators, or whose text is an operator's name, become
-//!    node cards ([`ScanParams::port_as_node_confidence`], [`ScanParams::op_named_ports_are_nodes`]); title boxes ([`crate::classify::estimate_title_boxes`]) and
-//!    operator classification, one batched run; titles the classifier is unsure of are also read by the OCR,
-//!    and the reading is joined with the classifier's prediction ([`crate::title_ops`]: in Netron's "names"
-//!    mode the title names the operator, [`ScanParams::read_titles_below`]);
+//!    node cards ([`ScanParams::port_as_node_confidence`], [`ScanParams::op_named_ports_are_nodes`]); title
+//!    boxes ([`crate::classify::estimate_title_boxes`]) and operator classification, one batched run; titles
+//!    the classifier is unsure of are also read by the OCR, and the reading is joined with the classifier's
+//!    prediction ([`crate::title_ops`]: in Netron's "names" mode the title names the operator,
+//!    [`ScanParams::read_titles_below`]);
 //! 5. OCR ([`crate::read`]) of tensor labels and the cards' weight rows ([`crate::weights`],
 //!    [`ScanParams::read_weights`], placed below the header edge seen in the image,
 //!    [`ScanParams::snap_headers`], and spaced by the zoom of neighbouring cards,
 //!    [`ScanParams::row_header_neighbours`], then fitted to the ink of the card's body,
-//!    [`ScanParams::row_fit`]) in one batched run, input and output pills in another; unsure
+//!    [`ScanParams::row_fit`]) in one batched run, input and output pills in another (before step 4,
+//!    whose promotion by name needs their text); unsure
 //!    texts are read again from a second crop ([`crate::read::ReadParams::reread_below`],
 //!    [`ScanParams::port_reread_pads`] for the pills); a pill that reads as a
 //!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
