@@ -108,6 +108,10 @@ pub struct Args {
     /// scanner's, `ScanParams::unconnected_port_min_confidence`).
     #[arg(long, value_name = "P")]
     unconnected_port_min_confidence: Option<f32>,
+    /// Keep inputs and outputs whose text holds `=` or `〈`/`〉` (measures what dropping them adds,
+    /// `ScanParams::drop_row_text_ports`).
+    #[arg(long)]
+    keep_row_text_ports: bool,
     /// Keep inputs and outputs whose text reads as a shape as ports (measures what relabelling them adds).
     #[arg(long)]
     keep_shape_ports: bool,
@@ -368,6 +372,7 @@ pub fn run(args: &Args) -> u8 {
         params.port_as_node_confidence = None;
     }
     params.shape_text_ports_are_labels = !args.keep_shape_ports;
+    params.drop_row_text_ports = !args.keep_row_text_ports;
     params.op_named_ports_are_nodes = !args.keep_op_named_ports;
     if let Some(p) = args.unconnected_port_min_confidence {
         params.unconnected_port_min_confidence = Some(p);

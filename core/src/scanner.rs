@@ -21,7 +21,8 @@
 //!    whose promotion by name needs their text); unsure
 //!    texts are read again from a second crop ([`crate::read::ReadParams::reread_below`],
 //!    [`ScanParams::port_reread_pads`] for the pills); a pill that reads as a
-//!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]); shapes parsed from the label texts
+//!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]), one that reads as a card's row is
+//!    dropped ([`ScanParams::drop_row_text_ports`]); shapes parsed from the label texts
 //!    ([`crate::graph::parse_shape_text`], inside assembly);
 //! 6. layout direction (from the strokes crossing the boxes' sides, [`direction_from_crossings`], where they are
 //!    clear, else from the boxes, [`estimate_direction`]), edge recovery ([`crate::edges::recover_edges`]), label
@@ -147,6 +148,10 @@ pub struct ScanParams {
     /// An input or output box whose text reads as a shape with a `×` (`1×64×56×56`, `batch×3`) is taken to be
     /// a tensor label instead: pills hold tensor names, and a name with `×` is implausible. Default true.
     pub shape_text_ports_are_labels: bool,
+    /// An input or output box whose text holds `=` or `〈`/`〉` is dropped: it is a card's attribute or weight row
+    /// (`B = 1`, `value〈1〉`) taken for a pill, and Netron shows neither in a tensor name. Default true
+    /// (`models/METRICS.md`, session 26).
+    pub drop_row_text_ports: bool,
     /// A tensor-label box whose OCR confidence ([`TextRead::confidence`]) is under this and whose text does not
     /// read as a shape is dropped: kept neither in the graph nor as a label over the strokes in edge recovery.
     /// Such boxes are the detector's false labels on bare stretches of curve or on cards, which the OCR reads as
@@ -237,6 +242,7 @@ impl Default for ScanParams {
             port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
+            drop_row_text_ports: true,
             min_label_confidence: 1e-12,
             read_weights: true,
             max_weight_rows: 16,
@@ -424,6 +430,12 @@ pub fn estimate_direction(nodes: &[BBox], inputs: &[BBox], outputs: &[BBox]) -> 
 /// True when `text` is a shape with at least two dims (it contains `×`; [`parse_shape_text`]).
 fn reads_as_shape(text: &str) -> bool {
     text.contains(DIM_SEPARATOR) && parse_shape_text(text).is_some()
+}
+
+/// True when `text` holds what only a card's row shows: `=` (`B = 0.5`, `kernel_shape = 3, 3`) or the angle
+/// brackets of a weight row (`W〈64×3×7×7〉`).
+fn reads_as_row(text: &str) -> bool {
+    text.contains(['=', '〈', '〉'])
 }
 
 /// The layout direction the strokes at the element boxes' sides show ([`edges::side_crossings`]), when they show
@@ -796,7 +808,7 @@ impl Scanner {
                             text: r.text.clone(),
                         });
                         label_reads.push(first + j);
-                    } else {
+                    } else if !(self.params.drop_row_text_ports && reads_as_row(&r.text)) {
                         kept.push(PortDetection {
                             bbox: d.bbox,
                             confidence,
@@ -1115,6 +1127,31 @@ mod tests {
             "",
         ] {
             assert!(!reads_as_shape(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn rows_read_as_rows_and_tensor_names_do_not() {
+        for row in [
+            "B = 1",
+            "kernel_shape = 3, 3",
+            "W〈64×3×7×7〉",
+            "value〈1〉",
+            "3nn〉",
+            "aats =:0",
+        ] {
+            assert!(reads_as_row(row), "{row}");
+        }
+        for name in [
+            "input.1",
+            "onnx::Conv_12",
+            "/layer1/Relu_output_0",
+            "x:0",
+            "gpu_0/data_0",
+            "1×3",
+            "",
+        ] {
+            assert!(!reads_as_row(name), "{name}");
         }
     }
 

@@ -12,14 +12,16 @@ use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
 
 /// Without the confidence calibration, so that a promoted port keeps the classifier's op
-/// (`tests/pipeline_calibration.rs` covers the marks calibration adds), and keeping unconnected ports, so that
-/// every port either stays one or becomes a node, and promoting by the classifier alone.
+/// (`tests/pipeline_calibration.rs` covers the marks calibration adds), and keeping unconnected ports and those
+/// that read as rows, so that every port either stays one or becomes a node, and promoting by the classifier
+/// alone.
 fn scanner(models: &ModelSet, port_as_node_confidence: Option<f32>) -> Scanner {
     let params = ScanParams {
         port_as_node_confidence,
         op_named_ports_are_nodes: false,
         calibration: CalibrationParams::none(),
         unconnected_port_min_confidence: None,
+        drop_row_text_ports: false,
         ..ScanParams::default()
     };
     Scanner::with_params(models, params).expect("scanner")
@@ -133,6 +135,7 @@ fn ports_read_as_shapes_become_labels_and_none_is_lost() {
             shape_text_ports_are_labels: relabel,
             unconnected_port_min_confidence: None,
             op_named_ports_are_nodes: false,
+            drop_row_text_ports: false,
             ..ScanParams::default()
         };
         Scanner::with_params(&models, params).expect("scanner")
