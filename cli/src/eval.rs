@@ -118,6 +118,11 @@ pub struct Args {
     /// Never read node titles with the OCR (measures what reading unsure titles adds).
     #[arg(long)]
     no_title_reading: bool,
+    /// Reading confidence from which a title that names no operator hands the node to its header's category
+    /// (`off`: the classifier's prediction stands; default: the scanner's,
+    /// `ScanParams::name_titles_min_reading`).
+    #[arg(long, value_name = "P", value_parser = parse_name_titles)]
+    name_titles_min_reading: Option<f32>,
     /// Classifier probability under which a node title is also read (default: the scanner's).
     #[arg(long, value_name = "P")]
     read_titles_below: Option<f32>,
@@ -314,6 +319,14 @@ fn parse_rank_offset(v: &str) -> Result<f32, String> {
     }
 }
 
+/// `off` as infinity (no reading is that sure), else a probability.
+fn parse_name_titles(v: &str) -> Result<f32, String> {
+    match v {
+        "off" => Ok(f32::INFINITY),
+        _ => v.parse().map_err(|_| format!("{v:?} is a number or off")),
+    }
+}
+
 pub fn run(args: &Args) -> u8 {
     let (mut pairs, missing) = match find_pairs(&args.images, &args.truth) {
         Ok(p) => p,
@@ -385,6 +398,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.no_title_reading {
         params.read_titles_below = None;
+    }
+    if let Some(p) = args.name_titles_min_reading {
+        params.name_titles_min_reading = p.is_finite().then_some(p);
     }
     if let Some(w) = args.title_ocr_weight {
         params.titles.ocr_weight = w;

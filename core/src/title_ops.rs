@@ -3,8 +3,8 @@
 //! In Netron's "names" mode a card's header shows the node's name instead of its operator: `/layer1/conv/Conv`,
 //! `Conv_437`, `intermediate.fc1.add`, `StatefulPartitionedCall/model/conv1/Conv2D`, and names longer than
 //! [`MAX_SHOWN`] characters are cut to their first and last [`KEPT`] characters around `…`
-//! (`StatefulPa…nv1/Conv2D`). The classifier, trained on title crops of both modes, is often confidently wrong
-//! on such names, and a greedy OCR reading of a blurred photo is often one character off (`Sigmod_376`,
+//! (`StatefulPa…nv1/Conv2D`). The classifier, trained only on titles that show operators, is often confidently
+//! wrong on such names, and a greedy OCR reading of a blurred photo is often one character off (`Sigmod_376`,
 //! `Conct_403`). Neither alone is reliable; together they are:
 //!
 //! 1. the read text is split into its frame ([`TitleFrame`]): what is kept of a truncated name (`head`), the
@@ -22,6 +22,12 @@
 //!
 //! Only candidates are scored: the classifier's [`TitleParams::classifier_candidates`] most probable operators
 //! and the operators with a title hypothesis within a small edit distance of the reading.
+//!
+//! A title that names no operator (`n16`, `node_6_1`) leaves the card's header colour as the only evidence, and
+//! Netron colours by category (`layer` blue for `Conv`, `Gemm`, `GRU`, `LSTM`), so the classifier's choice
+//! within a category is a guess on such a crop, and often a confident one: it was trained on titles that show
+//! operators. [`header_only_prediction`] keeps the classifier's probability of each category and shares it
+//! among the category's operators as the training graphs do ([`Vocab::within_category`]).
 
 use crate::classify::{softmax, OpPrediction};
 use crate::read::TextRead;
@@ -197,10 +203,20 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// Joins the classifier's prediction of a node with the OCR's reading of its title (module doc). Returns the
-/// new prediction, or `None` when the reading names no operator (or `pred.probs` does not cover `vocab`), in
-/// which case the classifier's prediction stands. `min_confidence` is the classifier's: under it the
-/// returned `op` is `None`, as in [`OpPrediction`].
+/// What the reading of a node's title says about its operator ([`join_title_reading`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TitleJoin {
+    /// The title names an operator: the classifier's prediction joined with the reading.
+    Operator(OpPrediction),
+    /// The reading names no operator: a node name (Netron's "names" mode) or a misread.
+    Name,
+    /// Nothing to join: the reading has no likelihood on its own crop, or `pred.probs` does not cover the
+    /// vocabulary.
+    Unusable,
+}
+
+/// Joins the classifier's prediction of a node with the OCR's reading of its title (module doc).
+/// `min_confidence` is the classifier's: under it the returned `op` is `None`, as in [`OpPrediction`].
 pub fn join_title_reading(
     pred: &OpPrediction,
     read: &TextRead,
@@ -208,9 +224,9 @@ pub fn join_title_reading(
     vocab: &Vocab,
     min_confidence: f32,
     params: &TitleParams,
-) -> Option<OpPrediction> {
+) -> TitleJoin {
     if pred.probs.len() != vocab.len() {
-        return None;
+        return TitleJoin::Unusable;
     }
     let classes = alphabet.classes();
     let ll = |text: &str| {
@@ -220,7 +236,7 @@ pub fn join_title_reading(
     };
     let own = ll(&read.text);
     if !own.is_finite() {
-        return None;
+        return TitleJoin::Unusable;
     }
     let frame = TitleFrame::parse(&read.text);
     let mut by_prob: Vec<usize> = (0..vocab.len()).collect();
@@ -264,7 +280,7 @@ pub fn join_title_reading(
     let best_raw = scored.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
     let names_an_operator = best_raw >= own - params.max_deficit_nats;
     if !names_an_operator {
-        return None;
+        return TitleJoin::Name;
     }
     let best = scored.iter().map(|s| s.2).fold(f64::NEG_INFINITY, f64::max);
     // Operators that were not scored get no probability.
@@ -273,11 +289,37 @@ pub fn join_title_reading(
         let p = f64::from(pred.probs[o]).max(1e-30);
         scores[o] = (p.ln() + params.ocr_weight * (l - best)) as f32;
     }
-    Some(OpPrediction::from_probs(
+    TitleJoin::Operator(OpPrediction::from_probs(
         softmax(&scores),
         vocab,
         min_confidence,
     ))
+}
+
+/// The prediction of a card whose header shows no operator (module doc): each operator gets the classifier's
+/// probability of its category times its share of that category in the training graphs, so the most
+/// frequent operator of the likeliest category comes first, at a confidence no higher than its share (a
+/// `layer` card: `Conv` at most 0.58, `Relu` at most 0.21 of `activation`, marked doubtful under
+/// `min_confidence`). `pred` is returned unchanged when its probabilities do not cover `vocab`.
+pub fn header_only_prediction(
+    pred: &OpPrediction,
+    vocab: &Vocab,
+    min_confidence: f32,
+) -> OpPrediction {
+    if pred.probs.len() != vocab.len() {
+        return pred.clone();
+    }
+    let share = vocab.within_category();
+    let mass = |c: &str| -> f32 {
+        (0..vocab.len())
+            .filter(|&j| vocab.categories[j] == c)
+            .map(|j| pred.probs[j])
+            .sum()
+    };
+    let probs = (0..vocab.len())
+        .map(|i| mass(&vocab.categories[i]) * share[i])
+        .collect();
+    OpPrediction::from_probs(probs, vocab, min_confidence)
 }
 
 #[cfg(test)]
@@ -382,9 +424,11 @@ mod tests {
             ("StatefulPa…nv1/Conv2D", "Conv"),
             ("BatchNorma…zation_419", "BatchNormalization"),
         ] {
-            let joined =
+            let TitleJoin::Operator(joined) =
                 join_title_reading(&pred, &spelled(read, &alphabet), &alphabet, &vocab, 0.5, &p)
-                    .unwrap_or_else(|| panic!("{read}: no evidence"));
+            else {
+                panic!("{read}: no evidence");
+            };
             assert_eq!(joined.op.as_deref(), Some(op), "{read}");
             assert!((joined.probs.iter().sum::<f32>() - 1.0).abs() < 1e-4);
         }
@@ -398,7 +442,7 @@ mod tests {
         for read in ["node_6_1", "zzzzzzzzzzzz", "embeddings"] {
             let joined =
                 join_title_reading(&pred, &spelled(read, &alphabet), &alphabet, &vocab, 0.5, &p);
-            assert!(joined.is_none(), "{read}: {joined:?}");
+            assert_eq!(joined, TitleJoin::Name, "{read}");
         }
         // The classifier still decides between spellings the reading cannot tell apart.
         let pred = classifier_says(&vocab, "ReduceMean", 0.6);
@@ -410,18 +454,50 @@ mod tests {
             0.5,
             &p,
         );
-        assert_eq!(joined.unwrap().op.as_deref(), Some("ReduceMean"));
+        let TitleJoin::Operator(joined) = joined else {
+            panic!("model/Mean: {joined:?}");
+        };
+        assert_eq!(joined.op.as_deref(), Some("ReduceMean"));
         let mut short = classifier_says(&vocab, "Relu", 0.7);
         short.probs.pop();
-        assert!(join_title_reading(
-            &short,
-            &spelled("Relu", &alphabet),
-            &alphabet,
-            &vocab,
-            0.5,
-            &p
-        )
-        .is_none());
+        assert_eq!(
+            join_title_reading(
+                &short,
+                &spelled("Relu", &alphabet),
+                &alphabet,
+                &vocab,
+                0.5,
+                &p
+            ),
+            TitleJoin::Unusable
+        );
+    }
+
+    #[test]
+    fn a_header_alone_gives_its_category_to_the_category_s_most_frequent_operator() {
+        let vocab = Vocab::bundled().unwrap();
+        // A blue (`layer`) card the classifier takes for a GRU: the layer mass goes to Conv, the most frequent
+        // layer operator of the training graphs, at its share of the category.
+        let pred = classifier_says(&vocab, "GRU", 0.97);
+        let share = vocab.within_category();
+        let conv = vocab.index_of("Conv").unwrap();
+        let header = header_only_prediction(&pred, &vocab, 0.5);
+        assert_eq!(header.op.as_deref(), Some("Conv"));
+        let layer_mass: f32 = (0..vocab.len())
+            .filter(|&i| vocab.categories[i] == "layer")
+            .map(|i| pred.probs[i])
+            .sum();
+        assert!((header.confidence - layer_mass * share[conv]).abs() < 1e-6);
+        assert!(header.confidence < 0.6);
+        assert!((header.probs.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        // An activation's share is small: Relu comes first but is marked doubtful.
+        let header = header_only_prediction(&classifier_says(&vocab, "Elu", 0.9), &vocab, 0.5);
+        assert_eq!(header.top[0].0, "Relu");
+        assert_eq!(header.op, None);
+        // Probabilities that do not cover the vocabulary are left alone.
+        let mut short = classifier_says(&vocab, "Elu", 0.9);
+        short.probs.pop();
+        assert_eq!(header_only_prediction(&short, &vocab, 0.5), short);
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct Vocab {
     pub ops: Vec<String>,
     /// `categories[i]` is Netron's category of `ops[i]` (`"layer"`, `"activation"`, …, or `"none"`).
     pub categories: Vec<String>,
+    /// `train_nodes[i]`: nodes of `ops[i]` in the training graphs (`python -m datagen priors`); all 1 when the
+    /// file does not give them. The prior where only a card's category is seen ([`Vocab::within_category`]).
+    pub train_nodes: Vec<u32>,
 }
 
 #[derive(Deserialize)]
@@ -38,6 +41,8 @@ struct VocabEntry {
     op: String,
     category: String,
     index: usize,
+    #[serde(default)]
+    train_nodes: Option<u32>,
 }
 
 fn metadata(file: &str, message: impl Into<String>) -> ModelError {
@@ -48,9 +53,10 @@ fn metadata(file: &str, message: impl Into<String>) -> ModelError {
 }
 
 impl Vocab {
-    /// Parses `vocab.json` (`{"version": 1, "opset": …, "operators": [{"op", "category", "index"}, …]}`).
-    /// Errors: malformed JSON, version ≠ 1, no operators, an index outside `0..len` or repeated, an empty or
-    /// repeated op name.
+    /// Parses `vocab.json` (`{"version": 1, "opset": …, "operators": [{"op", "category", "index",
+    /// "train_nodes"}, …]}`, `train_nodes` optional). Errors: malformed JSON, version ≠ 1, no operators, an
+    /// index outside `0..len` or repeated, an empty or repeated op name, `train_nodes` given for some operators
+    /// only.
     pub fn from_json(text: &str) -> Result<Vocab, ModelError> {
         const FILE: &str = "vocab.json";
         let file: VocabFile =
@@ -65,7 +71,18 @@ impl Vocab {
         if n == 0 {
             return Err(metadata(FILE, "no operators"));
         }
-        let mut slots: Vec<Option<(String, String)>> = vec![None; n];
+        let counted = file
+            .operators
+            .iter()
+            .filter(|e| e.train_nodes.is_some())
+            .count();
+        if counted != 0 && counted != n {
+            return Err(metadata(
+                FILE,
+                format!("train_nodes given for {counted} of {n} operators"),
+            ));
+        }
+        let mut slots: Vec<Option<(String, String, u32)>> = vec![None; n];
         for e in file.operators {
             if e.op.is_empty() {
                 return Err(metadata(FILE, format!("index {}: empty op name", e.index)));
@@ -76,16 +93,27 @@ impl Vocab {
             if slot.is_some() {
                 return Err(metadata(FILE, format!("index {} used twice", e.index)));
             }
-            *slot = Some((e.op, e.category));
+            *slot = Some((e.op, e.category, e.train_nodes.unwrap_or(1)));
         }
         // n entries, n distinct indices in 0..n: every slot is filled.
-        let (ops, categories): (Vec<String>, Vec<String>) = slots.into_iter().flatten().unzip();
+        let mut ops = Vec::with_capacity(n);
+        let mut categories = Vec::with_capacity(n);
+        let mut train_nodes = Vec::with_capacity(n);
+        for (op, category, count) in slots.into_iter().flatten() {
+            ops.push(op);
+            categories.push(category);
+            train_nodes.push(count);
+        }
         let mut sorted: Vec<&str> = ops.iter().map(String::as_str).collect();
         sorted.sort_unstable();
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(metadata(FILE, format!("op {:?} listed twice", w[0])));
         }
-        Ok(Vocab { ops, categories })
+        Ok(Vocab {
+            ops,
+            categories,
+            train_nodes,
+        })
     }
 
     /// The vocabulary compiled into the library.
@@ -116,6 +144,25 @@ impl Vocab {
     /// The class index of `op` (exact, case-sensitive name).
     pub fn index_of(&self, op: &str) -> Option<usize> {
         self.ops.iter().position(|o| o == op)
+    }
+
+    /// `P(op i | its category)` for every class: the share of `train_nodes[i]` among the training nodes of
+    /// operators of the same category (uniform within a category whose operators all count 0).
+    pub fn within_category(&self) -> Vec<f32> {
+        let n = self.len();
+        (0..n)
+            .map(|i| {
+                let same = (0..n).filter(|&j| self.categories[j] == self.categories[i]);
+                let (count, total) = same.fold((0usize, 0u64), |(c, t), j| {
+                    (c + 1, t + u64::from(self.train_nodes[j]))
+                });
+                if total == 0 {
+                    1.0 / count as f32
+                } else {
+                    (f64::from(self.train_nodes[i]) / total as f64) as f32
+                }
+            })
+            .collect()
     }
 }
 

@@ -30,6 +30,37 @@ fn entries_may_come_in_any_order() {
     .unwrap();
     assert_eq!(v.ops, vec!["A", "B"]);
     assert_eq!(v.categories, vec!["layer", "none"]);
+    assert_eq!(v.train_nodes, vec![1, 1]);
+}
+
+#[test]
+fn training_counts_give_each_operator_its_share_of_its_category() {
+    let v = Vocab::from_json(
+        r#"{"version": 1, "operators": [
+            {"op": "Conv", "category": "layer", "index": 0, "train_nodes": 60},
+            {"op": "GRU", "category": "layer", "index": 1, "train_nodes": 20},
+            {"op": "Gemm", "category": "layer", "index": 2, "train_nodes": 20},
+            {"op": "Add", "category": "none", "index": 3, "train_nodes": 7},
+            {"op": "Relu", "category": "activation", "index": 4, "train_nodes": 0},
+            {"op": "Elu", "category": "activation", "index": 5, "train_nodes": 0}]}"#,
+    )
+    .unwrap();
+    assert_eq!(v.train_nodes, vec![60, 20, 20, 7, 0, 0]);
+    let share = v.within_category();
+    for (got, want) in share.iter().zip([0.6, 0.2, 0.2, 1.0, 0.5, 0.5]) {
+        assert!((got - want).abs() < 1e-6, "{share:?}");
+    }
+    // The shipped counts: every operator was drawn, and each category's shares sum to 1.
+    let v = Vocab::bundled().unwrap();
+    assert!(v.train_nodes.iter().all(|&c| c > 0));
+    let share = v.within_category();
+    for c in &v.categories {
+        let sum: f32 = (0..v.len())
+            .filter(|&i| &v.categories[i] == c)
+            .map(|i| share[i])
+            .sum();
+        assert!((sum - 1.0).abs() < 1e-5, "{c}: {sum}");
+    }
 }
 
 fn rejects(text: &str, needle: &str) {
@@ -79,6 +110,15 @@ fn malformed_vocabularies_are_typed_errors() {
     );
     rejects(
         r#"{"version": 1, "operators": [{"op": "A", "category": "x", "index": -1}]}"#,
+        "",
+    );
+    rejects(
+        r#"{"version": 1, "operators": [{"op": "A", "category": "x", "index": 0, "train_nodes": 3},
+                                        {"op": "B", "category": "x", "index": 1}]}"#,
+        "train_nodes given for 1 of 2",
+    );
+    rejects(
+        r#"{"version": 1, "operators": [{"op": "A", "category": "x", "index": 0, "train_nodes": -3}]}"#,
         "",
     );
 }

@@ -12,13 +12,15 @@ use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
 
 /// Without the confidence calibration, so that a promoted port keeps the classifier's op
-/// (`tests/pipeline_calibration.rs` covers the marks calibration adds), and keeping unconnected ports and those
-/// that read as rows, so that every port either stays one or becomes a node, and promoting by the classifier
-/// alone.
+/// (`tests/pipeline_calibration.rs` covers the marks calibration adds), nor the header-only fallback for titles
+/// that name no operator (a pill's tensor name, read as a promoted card's title, names none;
+/// `tests/pipeline_names.rs`), and keeping unconnected ports and those that read as rows, so that every port
+/// either stays one or becomes a node, and promoting by the classifier alone.
 fn scanner(models: &ModelSet, port_as_node_confidence: Option<f32>) -> Scanner {
     let params = ScanParams {
         port_as_node_confidence,
         op_named_ports_are_nodes: false,
+        name_titles_min_reading: None,
         calibration: CalibrationParams::none(),
         unconnected_port_min_confidence: None,
         drop_row_text_ports: false,

@@ -2,9 +2,12 @@
 
     python -m datagen build --seed 1 --scenes 20000 --out DIR [--workers 2] [--start 0]
     python -m datagen sheet --data DIR --out sheet.png [--n 16] [--seed 0] [--full]
+    python -m datagen priors --seed 1 --scenes 4000 [--write]
 
 `build` writes DIR/scenes/, DIR/classifier/index.jsonl, DIR/ocr/index.jsonl and DIR/manifest.json (docs/dataset.md);
-it resumes a stopped build. `sheet` draws a contact sheet of random scenes with their annotations.
+it resumes a stopped build. `sheet` draws a contact sheet of random scenes with their annotations. `priors` counts
+the nodes of each operator in the random graphs of the training split of scenes 0..N-1 (graphs only, nothing is
+rendered) and, with `--write`, stores the counts in `models/vocab.json` as `train_nodes`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--n", type=int, default=16)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--full", action="store_true", help="whole images instead of crops around the graph")
+    p = sub.add_parser("priors", help="operator node counts of the training split's graphs")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--scenes", type=int, required=True, help="scenes 0..N-1 (the held-out ones are left out)")
+    p.add_argument("--write", action="store_true", help="store the counts in models/vocab.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
@@ -46,6 +53,16 @@ def main(argv: list[str] | None = None) -> int:
         summary = {k: manifest[k] for k in ("scenes", "seconds", "scenes_per_second")}
         print(json.dumps(summary, indent=1))
         return 0 if manifest["scenes"]["complete"] > 0 or args.scenes == 0 else 1
+    if args.command == "priors":
+        from .build import train_node_counts
+        from .vocab import VOCAB_PATH, write_train_nodes
+
+        counts = train_node_counts(args.seed, args.scenes)
+        print(json.dumps(counts, indent=1))
+        if args.write:
+            write_train_nodes(counts)
+            print(f"wrote train_nodes to {VOCAB_PATH}", file=sys.stderr)
+        return 0
     from .contact_sheet import make_sheet
 
     n = make_sheet(args.data, args.out, n=args.n, seed=args.seed, full=args.full)

@@ -46,6 +46,15 @@ def split_of(k: int) -> str:
     return "eval" if k % EVAL_MODULUS == EVAL_MODULUS - 1 else "train"
 
 
+def train_node_counts(seed: int, scenes: int) -> dict[str, int]:
+    """Nodes of each vocabulary operator in the graphs of the training scenes among 0..scenes-1 (the graphs
+    `build` renders for them; nothing is rendered here), every operator listed, zeros included."""
+    from . import graphgen
+
+    stats = graphgen.op_stats([seed * GRAPH_SEED_STRIDE + k for k in range(scenes) if split_of(k) == "train"])
+    return dict(stats["nodes_per_op"])
+
+
 def dumps(obj) -> str:
     """Canonical JSON (sorted keys, UTF-8 text), the same serialisation as `render.truth_json`."""
     return json.dumps(obj, sort_keys=True, ensure_ascii=False)

@@ -1,13 +1,16 @@
 """The operator vocabulary: the 72 ONNX operators the classifier can name.
 
 `models/vocab.json` is the single source of truth (trainers, the dataset builder and the Rust core read it).
-Its layout is `{"version": 1, "opset": N, "operators": [{"op", "category", "index"}, ...]}` where
+Its layout is `{"version": 1, "opset": N, "operators": [{"op", "category", "index", "train_nodes"}, ...]}` where
 
 - `index` is the classifier class id; it equals the entry's position and the order is append-only forever;
 - `category` is Netron's node-header category for that operator, lower-cased as in Netron's CSS class
   `node-item-type-<category>` (taken from the `onnx-metadata.json` shipped in the `netron` package), or
   `"none"` for operators without one (Add, MatMul, ...);
-- `opset` is the default-domain opset the random graphs are generated for; every operator exists there.
+- `opset` is the default-domain opset the random graphs are generated for; every operator exists there;
+- `train_nodes` (optional) is how many nodes of that operator the training split's random graphs hold
+  (`python -m datagen priors`): the prior the Rust core falls back on where a card's header shows a node name
+  that names no operator, so that only its colour, hence its category, is seen.
 
 This module only needs the standard library so any Python tool can load the vocabulary.
 """
@@ -49,6 +52,7 @@ class Operator:
     op: str
     category: str
     index: int
+    train_nodes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,9 +99,13 @@ def parse_vocab(doc: object) -> Vocab:
     operators = []
     seen: set[str] = set()
     for position, entry in enumerate(entries):
-        if not isinstance(entry, dict) or set(entry) != {"op", "category", "index"}:
-            raise VocabError(f"operator #{position} must have exactly the keys op, category, index")
+        if not isinstance(entry, dict) or set(entry) - {"train_nodes"} != {"op", "category", "index"}:
+            raise VocabError(f"operator #{position} must have the keys op, category, index (and train_nodes)")
         op, category, index = entry["op"], entry["category"], entry["index"]
+        train_nodes = entry.get("train_nodes")
+        if train_nodes is not None and (not isinstance(train_nodes, int) or isinstance(train_nodes, bool)
+                                        or train_nodes < 0):
+            raise VocabError(f"{op}: train_nodes must be a non-negative integer, got {train_nodes!r}")
         if not isinstance(op, str) or not op.isidentifier():
             raise VocabError(f"operator #{position}: bad op name {op!r}")
         if op in seen:
@@ -109,7 +117,7 @@ def parse_vocab(doc: object) -> Vocab:
         if index != position or isinstance(index, bool):
             raise VocabError(f"{op}: index {index!r} must equal its position {position}")
         seen.add(op)
-        operators.append(Operator(op, category, index))
+        operators.append(Operator(op, category, index, train_nodes))
     return Vocab(version, opset, tuple(operators))
 
 
@@ -120,6 +128,24 @@ def load_vocab(path: Path | str = VOCAB_PATH) -> Vocab:
     except (OSError, json.JSONDecodeError) as err:
         raise VocabError(f"cannot read vocab {path}: {err}") from err
     return parse_vocab(doc)
+
+
+def write_train_nodes(counts: dict[str, int], path: Path | str = VOCAB_PATH) -> None:
+    """Stores `counts` (operator → nodes, every operator of the vocabulary) in the vocabulary file as each
+    entry's `train_nodes`, one entry per line as before."""
+    path = Path(path)
+    vocab = load_vocab(path)
+    missing = set(vocab.ops) - set(counts)
+    if missing:
+        raise VocabError(f"no count for {sorted(missing)}")
+    lines = [
+        "    " + json.dumps({"op": o.op, "category": o.category, "index": o.index, "train_nodes": int(counts[o.op])})
+        for o in vocab.operators
+    ]
+    text = ('{\n  "version": %d,\n  "opset": %d,\n  "operators": [\n' % (vocab.version, vocab.opset)
+            + ",\n".join(lines) + "\n  ]\n}\n")
+    parse_vocab(json.loads(text))
+    path.write_text(text, encoding="utf-8")
 
 
 def netron_categories(metadata_path: Path | str | None = None) -> dict[str, str]:

@@ -80,6 +80,12 @@ pub fn port_scenes() -> Vec<FixtureScene> {
     scenes_in(&repo().join("tests/fixtures/ports"), [1459, 1609])
 }
 
+/// The scene of `tests/fixtures/names` (1659), screenshot then photo: a view in Netron's names mode whose
+/// titles mostly name no operator.
+pub fn names_scenes() -> Vec<FixtureScene> {
+    scenes_in(&repo().join("tests/fixtures/names"), [1659])
+}
+
 /// Scenes `indices` of `dir`, each screenshot then photo. Panics when a file is missing.
 fn scenes_in(dir: &Path, indices: impl IntoIterator<Item = usize>) -> Vec<FixtureScene> {
     let mut out = Vec::new();

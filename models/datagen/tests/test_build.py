@@ -258,3 +258,31 @@ def test_ocr_title_entries_read_titles_as_drawn():
         ("title", "Conv", [10, 10, 50, 20]), ("title", "add_1", [60, 60, 90, 70])]
     assert entries[0]["quad"] == [[0, 0], [1, 0], [1, 1], [0, 1]] and "quad" not in entries[1]
     assert all(e["split"] == "eval" and e["photo"] is True and e["scene"] == 19 for e in entries)
+
+
+def test_train_node_counts_cover_the_training_graphs_only_and_round_trip_through_the_vocabulary(tmp_path):
+    from datagen import graphgen, vocab
+    from datagen.build import GRAPH_SEED_STRIDE, train_node_counts
+
+    counts = train_node_counts(SEED, 12)  # scenes 0..11: 9 and only 9 is held out
+    assert set(counts) == set(vocab.load_vocab().ops)
+    want = {op: 0 for op in counts}
+    for k in [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11]:
+        for node in graphgen.random_model(SEED * GRAPH_SEED_STRIDE + k).graph.node:
+            want[node.op_type] += 1
+    assert counts == want
+    path = tmp_path / "vocab.json"
+    path.write_text(vocab.VOCAB_PATH.read_text("utf-8"), "utf-8")
+    vocab.write_train_nodes(counts, path)
+    written = vocab.load_vocab(path)
+    assert [o.train_nodes for o in written.operators] == [counts[o.op] for o in written.operators]
+    assert written.ops == vocab.load_vocab().ops
+    with pytest.raises(vocab.VocabError):
+        vocab.write_train_nodes({"Conv": 1}, path)
+
+
+def test_the_shipped_vocabulary_counts_every_operator_in_the_training_graphs():
+    from datagen import vocab
+
+    shipped = vocab.load_vocab()
+    assert all(o.train_nodes is not None and o.train_nodes > 0 for o in shipped.operators)
