@@ -57,6 +57,10 @@ pub struct Args {
     /// (default: the scanner's, `EdgeParams::element_margin`).
     #[arg(long, value_name = "UNITS")]
     edge_element_margin: Option<f32>,
+    /// Lowest ink threshold of edge recovery, in luma levels of top-hat response (default: the scanner's,
+    /// `EdgeParams::min_ink_contrast`).
+    #[arg(long, value_name = "LEVELS")]
+    edge_min_ink_contrast: Option<f32>,
     /// Keep arrowhead terminals whether or not their stroke is aimed into the box (`EdgeParams::aimed_terminals`
     /// off).
     #[arg(long)]
@@ -355,6 +359,9 @@ pub fn run(args: &Args) -> u8 {
     params.edges.bridge_labels = !args.no_label_bridges;
     if let Some(m) = args.edge_element_margin {
         params.edges.element_margin = m;
+    }
+    if let Some(c) = args.edge_min_ink_contrast {
+        params.edges.min_ink_contrast = c;
     }
     if let Some(f) = args.edge_rank_offset {
         params.edges.min_rank_offset = f;

@@ -134,7 +134,8 @@ pub struct EdgeParams {
     pub tophat_radius: f32,
     /// Ink threshold above the top-hat's median, in robust standard deviations (1.4826 × MAD).
     pub ink_sigmas: f32,
-    /// Lowest ink threshold, in luma levels (0–255) of top-hat response.
+    /// Lowest ink threshold, in luma levels (0–255) of top-hat response. Default 6 (4 was tried: more edges on
+    /// the dense synthetic photos, fewer on the real renders, `models/METRICS.md`, session 27).
     pub min_ink_contrast: f32,
     /// Margin added around element boxes before masking them (covers card borders and box error).
     pub element_margin: f32,
