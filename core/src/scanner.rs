@@ -127,10 +127,10 @@ pub struct ScanParams {
     /// operator (a node name such as `n16` in Netron's "names" mode, [`title_ops::TitleJoin::Name`]) leaves
     /// only the header's colour: the node's prediction becomes [`title_ops::header_only_prediction`], the
     /// classifier's probability of each category shared among its operators as in the training graphs.
-    /// `None`: the classifier's prediction stands. Default 0.5: on the development split (`v1-s1` held-out
-    /// scenes, 266 images) the classifier had 1 of the 10 such titles right and 9 wrong, the header-only
-    /// prediction 1 right and 2 wrong, the other 7 marked doubtful; at 0.3 it would take 3 of the classifier's
-    /// right answers for 1 (`models/METRICS.md`, session 27).
+    /// `None`: the classifier's prediction stands. Default 0.5, chosen on the development split (`v1-s1`
+    /// held-out scenes, 266 images): of the 17 such titles read at 0.5 or more, the classifier had 1 right and
+    /// 10 wrong (at 0.3 or more: 3 right, 13 wrong); in the pipeline the rule took the wrong operators from 10 /
+    /// 7 to 8 / 5 (photos / screenshots) for one right one on the photos (`models/METRICS.md`, session 27).
     pub name_titles_min_reading: Option<f32>,
     /// Place the weight rows below the header edge seen in the image ([`classify::snap_title_boxes`]) instead
     /// of below the title box estimated from the card lattice (which the classifier and the title reading
