@@ -296,7 +296,7 @@ fn schema_ok(json: &str, validator: &jsonschema::Validator) -> bool {
 fn row(name: &str, g: &Group) -> String {
     let s = &g.summary;
     format!(
-        "{name:<6} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+        "{name:<6} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
         g.images,
         s.crop_containment,
         s.node_f1,
@@ -304,6 +304,7 @@ fn row(name: &str, g: &Group) -> String {
         s.input_f1,
         s.output_f1,
         s.op_accuracy,
+        s.op_precision,
         s.shape_exact,
         s.port_names,
         s.weight_exact,
@@ -613,7 +614,7 @@ pub fn run(args: &Args) -> u8 {
     };
     let (photo, shot, all) = (group(Some("photo")), group(Some("shot")), group(None));
     println!(
-        "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
+        "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
         "kind",
         "n",
         "crop",
@@ -622,6 +623,7 @@ pub fn run(args: &Args) -> u8 {
         "inF1",
         "outF1",
         "op",
+        "opPrec",
         "shape",
         "names",
         "wRec",

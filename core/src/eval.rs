@@ -244,6 +244,9 @@ pub struct Summary {
     pub mean_box_f1: f64,
     pub op_accuracy: f64,
     pub op_marked: f64,
+    /// Of the matched nodes given an operator (not marked), the share whose operator is right: what a consumer
+    /// can trust of the operators it is told (1 when every node is marked).
+    pub op_precision: f64,
     pub shape_exact: f64,
     pub port_names: f64,
     pub weight_exact: f64,
@@ -270,6 +273,11 @@ impl From<&Metrics> for Summary {
             mean_box_f1: m.mean_box_f1(),
             op_accuracy: m.op_accuracy.value(),
             op_marked: m.op_marked.value(),
+            op_precision: ratio(
+                m.op_accuracy.hit,
+                m.op_accuracy.total.saturating_sub(m.op_marked.hit),
+                true,
+            ),
             shape_exact: m.shape_exact.value(),
             port_names: m.port_names.value(),
             weight_exact: m.weight_exact.value(),
@@ -682,5 +690,13 @@ mod tests {
         assert_eq!(m.op_reliability.total(), 2);
         assert_eq!(m.op_reliability.hit[9], 1);
         assert!((m.op_reliability.ece() - 0.4).abs() < 1e-6);
+        // One right, one wrong, one marked: accuracy 1/3, precision 1/2 (the marked node is not counted).
+        let s = Summary::from(&m);
+        assert!((s.op_accuracy - 1.0 / 3.0).abs() < 1e-9);
+        assert!((s.op_marked - 1.0 / 3.0).abs() < 1e-9);
+        assert!((s.op_precision - 0.5).abs() < 1e-9);
+        p.nodes[0].op = None;
+        p.nodes[1].op = None;
+        assert_eq!(Summary::from(&evaluate(&p, &t)).op_precision, 1.0);
     }
 }
