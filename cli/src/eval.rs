@@ -127,6 +127,10 @@ pub struct Args {
     /// `ScanParams::name_titles_min_reading`).
     #[arg(long, value_name = "P", value_parser = parse_name_titles)]
     name_titles_min_reading: Option<f32>,
+    /// Titles read surely as names that name no operator from which every title of the view is read (`off`:
+    /// never; default: the scanner's, `ScanParams::names_view_min_titles`).
+    #[arg(long, value_name = "N", value_parser = parse_names_view)]
+    names_view_min_titles: Option<usize>,
     /// Classifier probability under which a node title is also read (default: the scanner's).
     #[arg(long, value_name = "P")]
     read_titles_below: Option<f32>,
@@ -324,6 +328,14 @@ fn parse_rank_offset(v: &str) -> Result<f32, String> {
     }
 }
 
+/// `off` as `usize::MAX` (no view has that many titles), else a count.
+fn parse_names_view(v: &str) -> Result<usize, String> {
+    match v {
+        "off" => Ok(usize::MAX),
+        _ => v.parse().map_err(|_| format!("{v:?} is a count or off")),
+    }
+}
+
 /// `off` as infinity (no reading is that sure), else a probability.
 fn parse_name_titles(v: &str) -> Result<f32, String> {
     match v {
@@ -409,6 +421,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(p) = args.name_titles_min_reading {
         params.name_titles_min_reading = p.is_finite().then_some(p);
+    }
+    if let Some(n) = args.names_view_min_titles {
+        params.names_view_min_titles = (n != usize::MAX).then_some(n);
     }
     if let Some(w) = args.title_ocr_weight {
         params.titles.ocr_weight = w;

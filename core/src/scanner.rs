@@ -132,6 +132,11 @@ pub struct ScanParams {
     /// 10 wrong (at 0.3 or more: 3 right, 13 wrong); in the pipeline the rule took the wrong operators from 10 /
     /// 7 to 8 / 5 (photos / screenshots) for one right one on the photos (`models/METRICS.md`, session 27).
     pub name_titles_min_reading: Option<f32>,
+    /// When at least this many of the titles read are names that name no operator (each taken to
+    /// [`title_ops::header_only_prediction`] by [`ScanParams::name_titles_min_reading`]), the view is in Netron's
+    /// names mode, where the classifier can be sure and wrong on any title, and every other title is read and
+    /// joined too. `None`: only the titles under [`ScanParams::read_titles_below`] are read.
+    pub names_view_min_titles: Option<usize>,
     /// Place the weight rows below the header edge seen in the image ([`classify::snap_title_boxes`]) instead
     /// of below the title box estimated from the card lattice (which the classifier and the title reading
     /// keep). Default true: on the development split weight-row recall / precision (photos) rose from 0.498 /
@@ -248,6 +253,7 @@ impl Default for ScanParams {
             op_named_ports_are_nodes: true,
             read_titles_below: Some(0.99),
             name_titles_min_reading: Some(0.5),
+            names_view_min_titles: Some(2),
             snap_headers: true,
             unconnected_port_min_confidence: Some(0.95),
             port_reread_pads: &[0.0],
@@ -1086,16 +1092,38 @@ impl Scanner {
         let Some(below) = self.params.read_titles_below else {
             return Ok(());
         };
-        let unsure: Vec<usize> = (0..ops.len())
-            .filter(|&i| ops[i].confidence < below)
-            .collect();
-        if unsure.is_empty() {
-            return Ok(());
+        let (unsure, sure): (Vec<usize>, Vec<usize>) =
+            (0..ops.len()).partition(|&i| ops[i].confidence < below);
+        let names = self.join_title_readings(image, title_boxes, ops, &unsure, skew)?;
+        if self
+            .params
+            .names_view_min_titles
+            .is_some_and(|k| names >= k)
+        {
+            self.join_title_readings(image, title_boxes, ops, &sure, skew)?;
         }
-        let boxes: Vec<BBox> = unsure.iter().map(|&i| title_boxes[i]).collect();
+        Ok(())
+    }
+
+    /// Reads the titles `nodes` and joins each reading with the node's prediction (
+    /// [`ScanParams::read_titles_below`], [`ScanParams::name_titles_min_reading`]). Returns how many of them
+    /// were read surely as names that name no operator.
+    fn join_title_readings(
+        &self,
+        image: &RgbImage,
+        title_boxes: &[BBox],
+        ops: &mut [OpPrediction],
+        nodes: &[usize],
+        skew: f64,
+    ) -> Result<usize, ScanError> {
+        if nodes.is_empty() {
+            return Ok(0);
+        }
+        let boxes: Vec<BBox> = nodes.iter().map(|&i| title_boxes[i]).collect();
         let (vocab, alphabet) = (self.classifier.vocab(), self.reader.alphabet());
         let min_confidence = self.classifier.params().min_confidence;
-        for (&i, read) in unsure.iter().zip(self.reader.read(image, &boxes, skew)?) {
+        let mut names = 0;
+        for (&i, read) in nodes.iter().zip(self.reader.read(image, &boxes, skew)?) {
             match title_ops::join_title_reading(
                 &ops[i],
                 &read,
@@ -1112,11 +1140,12 @@ impl Scanner {
                         .is_some_and(|t| read.confidence >= t) =>
                 {
                     ops[i] = title_ops::header_only_prediction(&ops[i], vocab, min_confidence);
+                    names += 1;
                 }
                 TitleJoin::Name | TitleJoin::Unusable => {}
             }
         }
-        Ok(())
+        Ok(names)
     }
 }
 
