@@ -135,7 +135,9 @@ pub struct ScanParams {
     /// When at least this many of the titles read are names that name no operator (each taken to
     /// [`title_ops::header_only_prediction`] by [`ScanParams::name_titles_min_reading`]), the view is in Netron's
     /// names mode, where the classifier can be sure and wrong on any title, and every other title is read and
-    /// joined too. `None`: only the titles under [`ScanParams::read_titles_below`] are read.
+    /// joined too. `None`: only the titles under [`ScanParams::read_titles_below`] are read. Default 2: on the
+    /// development split it changed one screenshot (a wrong operator marked instead) and no operator of the dense
+    /// views; a names-mode view's scan takes 10–30% longer (`models/METRICS.md`, session 27).
     pub names_view_min_titles: Option<usize>,
     /// Place the weight rows below the header edge seen in the image ([`classify::snap_title_boxes`]) instead
     /// of below the title box estimated from the card lattice (which the classifier and the title reading
@@ -1081,7 +1083,8 @@ impl Scanner {
     }
 
     /// Reads the titles of the nodes whose classifier probability is under [`ScanParams::read_titles_below`]
-    /// and joins each reading with the classifier's prediction ([`title_ops::join_title_reading`]).
+    /// and joins each reading with the classifier's prediction ([`title_ops::join_title_reading`]); then, in a
+    /// view found in names mode ([`ScanParams::names_view_min_titles`]), the other titles too.
     fn read_unsure_titles(
         &self,
         image: &RgbImage,
@@ -1105,9 +1108,9 @@ impl Scanner {
         Ok(())
     }
 
-    /// Reads the titles `nodes` and joins each reading with the node's prediction (
-    /// [`ScanParams::read_titles_below`], [`ScanParams::name_titles_min_reading`]). Returns how many of them
-    /// were read surely as names that name no operator.
+    /// Reads the titles `nodes` and joins each reading with the node's prediction, falling back on the header's
+    /// category where a surely read name names no operator ([`ScanParams::name_titles_min_reading`]). Returns how
+    /// many fell back.
     fn join_title_readings(
         &self,
         image: &RgbImage,

@@ -16,9 +16,9 @@
 //!    log-likelihood of a title on the crop ([`crate::read::TextRead::log_likelihood`]), less
 //!    [`TitleParams::frame_char_nats`] per character of frame, is `L(o)`, the best over its titles;
 //! 3. when the best title log-likelihood (frame cost not counted) is within [`TitleParams::max_deficit_nats`]
-//!    of the likelihood of the OCR's own reading (the title names an operator at all: `node_6_1` does not), the operator maximises
-//!    `log p_classifier(o) + ocr_weight · L(o)`, and its probability is that score's softmax over the
-//!    candidates.
+//!    of the likelihood of the OCR's own reading (the title names an operator at all: `node_6_1` does not,
+//!    [`TitleJoin::Name`]), the operator maximises `log p_classifier(o) + ocr_weight · L(o)`, and its
+//!    probability is that score's softmax over the candidates.
 //!
 //! Only candidates are scored: the classifier's [`TitleParams::classifier_candidates`] most probable operators
 //! and the operators with a title hypothesis within a small edit distance of the reading.
