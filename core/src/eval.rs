@@ -1,13 +1,14 @@
 //! End-to-end metrics: a predicted graph against its ground truth (both graph JSON v1, same image).
 //!
-//! Per image ([`evaluate`]) and summed over images ([`Totals`]):
+//! Per image ([`evaluate`]) and summed over images ([`Metrics::add`]), with the ratios in [`Summary`]:
 //! - **crop containment**: share of truth element boxes (nodes, inputs, outputs, tensors; clipped to the image)
 //!   lying fully inside the predicted `canvas.box`, with a 0.5 px tolerance;
 //! - **box F1 per class** (node, tensor, input, output) at IoU ≥ 0.5: per image and class, predictions in
 //!   descending confidence each take the unmatched truth box of that class with the highest IoU, if ≥ 0.5
 //!   (the matching of `models/train/eval_detector.py`);
 //! - **op accuracy**: matched nodes whose predicted `op` equals the truth `op` (a `null` op counts as wrong and
-//!   is also counted as *marked*);
+//!   is also counted as *marked*); **op precision** ([`Summary::op_precision`]): the same over the matched nodes
+//!   not marked;
 //! - **shape exact match**: matched tensor labels whose predicted `shape` equals the truth `shape` (both
 //!   parsed dim lists; when the truth label is not a shape, names mode, the texts must be equal);
 //! - **port names**: matched inputs/outputs whose name equals the truth name;
@@ -161,7 +162,7 @@ fn ratio(a: usize, b: usize, empty_is_one: bool) -> f64 {
     }
 }
 
-/// Metrics of one image (also the sum over images, see [`Totals`]).
+/// Metrics of one image (also the sum over images, [`Metrics::add`]).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Metrics {
     /// Truth element boxes inside the predicted canvas.
