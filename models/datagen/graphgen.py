@@ -2253,6 +2253,53 @@ def random_model(seed: int, *, min_nodes: int = 1, max_nodes: int = 60) -> onnx.
     return _assemble(g, rng)
 
 
+# Operators whose float inputs are read by shape inference (their values set the output shape): kept as
+# initializers by `lift_weights`, so that Netron still draws the shapes downstream.
+_VALUE_READERS = frozenset({"Resize", "Range"})
+
+
+def lift_weights(model: onnx.ModelProto, rng: random.Random, p: float) -> onnx.ModelProto:
+    """`model` in the form of the onnx package's "light" models: each float initializer of rank ≥ 1 (weights,
+    biases, normalization statistics; not one read by `Resize` or `Range`) is, with probability `p`, replaced by an
+    unnamed `ConstantOfShape` node whose `value` is one zero and whose input is a new int64 initializer
+    `<name>__SHAPE` holding the weight's dims. Netron then draws a `ConstantOfShape` card per lifted weight, beside
+    its consumer, and an edge from it into the consumer: the wide fan-ins (a `BatchNormalization` fed by four
+    constants) that the light models show. The new nodes come first, as in those models; the lifted weights' types
+    are inferred and every other tensor keeps its type. `p = 0` returns an equal model. Deterministic in `rng`'s
+    state."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p}")
+    g = model.graph
+    readers = {i for n in g.node if n.op_type in _VALUE_READERS for i in n.input}
+    lifted, kept, shapes = [], [], []
+    names = {t.name for t in g.initializer} | {o for n in g.node for o in n.output} | {i.name for i in g.input}
+    for t in g.initializer:
+        if (t.data_type == FLOAT and len(t.dims) >= 1 and t.name not in readers and rng.random() < p):
+            shape_name = f"{t.name}__SHAPE"
+            while shape_name in names:
+                shape_name += "_"
+            names.add(shape_name)
+            shapes.append(numpy_helper.from_array(np.array(list(t.dims), dtype=np.int64), shape_name))
+            value = helper.make_tensor("value", FLOAT, [1], [0.0])
+            lifted.append(helper.make_node("ConstantOfShape", [shape_name], [t.name], value=value))
+        else:
+            kept.append(t)
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    if not lifted:
+        return out
+    del out.graph.node[:]
+    out.graph.node.extend(lifted + list(g.node))
+    del out.graph.initializer[:]
+    out.graph.initializer.extend(kept + shapes)
+    inferred = shape_inference.infer_shapes(out, strict_mode=True, data_prop=True)
+    # The lifted weights' types are added; every other tensor keeps the type it had (inference would bring back
+    # the `unk__N` symbols that `_assemble` may have cleared).
+    known = {v.name for v in g.value_info}
+    out.graph.value_info.extend(v for v in inferred.graph.value_info if v.name not in known)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Summary
 

@@ -217,3 +217,36 @@ def test_models_run_in_onnxruntime_with_the_declared_shapes(models):
                 assert not isinstance(d, int) or d == n, (seed, vi.name, declared, value.shape)
         ran += 1
     assert ran >= 40, ran
+
+
+def test_lifted_weights_become_constant_of_shape_cards_with_the_same_shapes(models):
+    import random
+
+    lifted_total = 0
+    for seed in list(SEEDS)[:40]:
+        model = models[seed]
+        same = graphgen.lift_weights(model, random.Random(seed), 0.0)
+        assert same.SerializeToString() == model.SerializeToString()
+        lifted = graphgen.lift_weights(model, random.Random(seed), 1.0)
+        onnx.checker.check_model(lifted, full_check=True)
+        new = [n for n in lifted.graph.node if n.op_type == "ConstantOfShape" and not n.name]
+        lifted_total += len(new)
+        assert list(lifted.graph.node)[len(new):] == list(model.graph.node)
+        inits = {t.name: t for t in model.graph.initializer}
+        readers = {i for n in model.graph.node if n.op_type in ("Resize", "Range") for i in n.input}
+        weights = [t.name for t in model.graph.initializer
+                   if t.data_type == onnx.TensorProto.FLOAT and len(t.dims) >= 1 and t.name not in readers]
+        assert sorted(n.output[0] for n in new) == sorted(weights)
+        kept = {t.name for t in lifted.graph.initializer}
+        shapes = {t.name: onnx.numpy_helper.to_array(t) for t in lifted.graph.initializer}
+        for n in new:
+            assert n.output[0] not in kept
+            assert list(shapes[n.input[0]]) == list(inits[n.output[0]].dims)
+        # The graph's tensors keep their shapes: every value_info of the original is inferred again.
+        before = {v.name: _dims(v) for v in model.graph.value_info}
+        after = {v.name: _dims(v) for v in lifted.graph.value_info}
+        assert all(after.get(name) == dims for name, dims in before.items())
+        assert [_dims(o) for o in lifted.graph.output] == [_dims(o) for o in model.graph.output]
+    assert lifted_total > 100
+    with pytest.raises(ValueError):
+        graphgen.lift_weights(models[0], random.Random(0), 1.5)
