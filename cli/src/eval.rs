@@ -65,6 +65,9 @@ pub struct Args {
     /// off).
     #[arg(long)]
     unaimed_terminals: bool,
+    /// Stop edge traces at the cards their strokes pass under (`EdgeParams::pass_under` off).
+    #[arg(long)]
+    no_pass_under: bool,
     /// Estimate the layout direction from the boxes alone, not from the strokes crossing their sides first
     /// (`ScanParams::direction_from_crossings` off).
     #[arg(long)]
@@ -380,6 +383,7 @@ pub fn run(args: &Args) -> u8 {
         params.edges.min_rank_offset = f;
     }
     params.edges.aimed_terminals = !args.unaimed_terminals;
+    params.edges.pass_under = !args.no_pass_under;
     params.direction_from_crossings = !args.direction_from_boxes;
     if args.no_cross_class_nms {
         params.detect.cross_class_iou = f64::INFINITY;

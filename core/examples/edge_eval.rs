@@ -3,7 +3,7 @@
 //!
 //! Usage: `cargo run --release -p netron-ocr-core --example edge_eval -- --data DIR [--kind photo|shot]
 //! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose] [--min-rank-offset F|off]
-//! [--unaimed-terminals] [--no-fan-in-split]`
+//! [--unaimed-terminals] [--no-fan-in-split] [--no-pass-under]`
 //!
 //! DIR is a dataset (`DIR/scenes/<k>.photo.jpg|<k>.shot.png` with their `.json` truth, `docs/dataset.md`) or a
 //! folder holding such files directly (the test fixtures, including `render_*.png`). The region is the truth
@@ -17,8 +17,8 @@
 //! edges; crossing: its curve crosses another edge's curve; horizontal layout; dark theme; truncated: an endpoint
 //! is cut by the viewport or a curve point lies outside the image) and the recall of each tag is reported.
 //! `--min-rank-offset` and `--unaimed-terminals` set `EdgeParams::min_rank_offset` and turn
-//! `EdgeParams::aimed_terminals` off, and `--no-fan-in-split` turns `EdgeParams::fan_in_probe` off, to measure
-//! what each adds.
+//! `EdgeParams::aimed_terminals` off, `--no-fan-in-split` turns `EdgeParams::fan_in_probe` off, and
+//! `--no-pass-under` turns `EdgeParams::pass_under` off, to measure what each adds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -41,6 +41,7 @@ struct Args {
     min_rank_offset: Option<f32>,
     unaimed_terminals: bool,
     no_fan_in_split: bool,
+    no_pass_under: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -55,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
         min_rank_offset: None,
         unaimed_terminals: false,
         no_fan_in_split: false,
+        no_pass_under: false,
     };
     let mut it = std::env::args().skip(1);
     let mut data = None;
@@ -85,6 +87,7 @@ fn parse_args() -> Result<Args, String> {
             "--verbose" => args.verbose = true,
             "--unaimed-terminals" => args.unaimed_terminals = true,
             "--no-fan-in-split" => args.no_fan_in_split = true,
+            "--no-pass-under" => args.no_pass_under = true,
             "--min-rank-offset" => {
                 let v = value("--min-rank-offset")?;
                 let f = if v == "off" {
@@ -503,6 +506,9 @@ fn run() -> Result<(), String> {
         params.min_rank_offset = f;
     }
     params.aimed_terminals = !args.unaimed_terminals;
+    if args.no_pass_under {
+        params.pass_under = false;
+    }
     if args.no_fan_in_split {
         params.fan_in_probe = None;
     }

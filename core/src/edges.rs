@@ -29,7 +29,9 @@
 //!    band aimed beside the box (a curve clipping its corner on the way to another target) is none
 //!    ([`aims_into`], [`EdgeParams::aimed_terminals`]). Where several strokes converge on one blob of arrowheads
 //!    (a fan-in into a narrow card), [`split_converging`] makes a terminal of each stroke a little upstream
-//!    ([`EdgeParams::fan_in_probe`]).
+//!    ([`EdgeParams::fan_in_probe`]). A stroke reaching a left or right side is a terminal when it comes from
+//!    outside and does not go on downwards past the side (a curve passing by), unless what lies below is the next
+//!    of several arrowheads stacked on that side (a fan-in arriving sideways).
 //! 4. [`trace_terminal`]: from each terminal the curve is followed *upstream* by a tracker that steps
 //!    [`EdgeParams::step`] at a time to the strongest ink in a cone around its current, smoothed direction,
 //!    re-centres on the stroke, never moves downstream (curves are monotone), coasts straight across label boxes
@@ -37,10 +39,13 @@
 //!    It ends when it enters an element that can be a source (node or input) through its exit side, or through a
 //!    lateral side while moving mostly sideways; brushing past a box sideways is not an end, and neither is a box
 //!    on the target's rank or below it ([`is_upstream`], [`EdgeParams::min_rank_offset`]): Netron's layout puts
-//!    every source on an earlier rank than its target. Fan-out needs no
-//!    special case: each target's terminal is traced back to the shared source. Crossings are passed by
-//!    continuity: the smoothed direction and the penalty on turning keep the tracker on its own curve through
-//!    the crossing. Traces that leave the region (source outside the view) or lose the stroke give no edge.
+//!    every source on an earlier rank than its target. Such a box may lie over the stroke (Netron draws edges
+//!    beneath the cards): the tracker jumps to where a stroke comes out on its far side, heading on, and a
+//!    terminal of that card where the stroke came out is dropped when both trace to the same source
+//!    ([`EdgeParams::pass_under`]). Fan-out needs no special case: each target's terminal is traced back to the
+//!    shared source. Crossings are passed by continuity: the smoothed direction and the penalty on turning keep
+//!    the tracker on its own curve through the crossing. Traces that leave the region (source outside the view)
+//!    or lose the stroke give no edge.
 //! 5. [`attach_labels`]: each label goes to the edge whose curve passes closest to the point half a label height
 //!    left of the label's left-middle (above its top-middle in horizontal layouts), one label per edge, greedily
 //!    by distance.
@@ -182,6 +187,14 @@ pub struct EdgeParams {
     /// A box beside or below the target is passed by, as a box the curve brushes. Default 0.5;
     /// `f32::NEG_INFINITY` turns the check off.
     pub min_rank_offset: f32,
+    /// Follow strokes under the cards they pass beneath: a trace entering a card that cannot be its source (on
+    /// its target's rank or below, [`is_upstream`]) jumps to where a stroke comes out on the far side, heading on
+    /// within 35° ([`trace_terminal`]), and a terminal within 16 units of where such a stroke came out from under
+    /// its card, traced to the same source, is dropped ([`recover_edges`]): it is the passing stroke, not an edge
+    /// into that card. Netron draws edges beneath the cards, and where a model's weights are `ConstantOfShape`
+    /// nodes (the onnx package's "light" models) those cards sit beside their consumers, in the way of the other
+    /// edges. Default on (`models/METRICS.md`, session 28).
+    pub pass_under: bool,
     /// Keep only top-side terminals whose stroke is aimed into the box ([`aims_into`]), where strokes are at
     /// least 0.75 working pixels wide: Netron's arrowheads point at the target's centre, a curve clipping a
     /// corner on its way past does not.
@@ -227,6 +240,7 @@ impl Default for EdgeParams {
             min_confidence: 0.4,
             min_rank_offset: 0.5,
             aimed_terminals: true,
+            pass_under: true,
             label_max_distance: 2.0,
             bridge_labels: true,
             bridge_confidence: 0.3,
@@ -431,6 +445,9 @@ pub struct Trace {
     pub on_ink: f32,
     pub gap: f32,
     pub occluded: f32,
+    /// Element boxes the trace passed under (jumped across, [`trace_terminal`]): (element index, where the stroke
+    /// came out).
+    pub passed_under: Vec<(usize, Point)>,
 }
 
 /// Diagnostics of one [`recover_edges`] run.
@@ -882,57 +899,63 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
                         .fold(0.0, f32::max)
                 })
                 .collect();
-            for (a, z) in runs(&profile, 0.5) {
-                for (sa, sz) in split_run(&profile, a, z, params.terminal_split_width * u) {
-                    let (centroid, strength) = run_centre(&profile, sa, sz);
-                    let centre = centroid + along.0 as f32 + 0.5;
-                    let terminal = match side {
-                        Side::Top => {
-                            if centre < b.x0 + margin - 0.5 || centre > b.x1 - margin + 0.5 {
+            let side_runs: Vec<(usize, usize)> = runs(&profile, 0.5)
+                .into_iter()
+                .flat_map(|(a, z)| split_run(&profile, a, z, params.terminal_split_width * u))
+                .collect();
+            for &(sa, sz) in &side_runs {
+                let (centroid, strength) = run_centre(&profile, sa, sz);
+                let centre = centroid + along.0 as f32 + 0.5;
+                let terminal = match side {
+                    Side::Top => {
+                        if centre < b.x0 + margin - 0.5 || centre > b.x1 - margin + 0.5 {
+                            continue;
+                        }
+                        let at = Point::new(centre, b.y0 - 0.5);
+                        let (direction, _) = best_ray(ink, at, 0.0, 75.0, 0.0, 8.0 * u);
+                        // Strokes under 0.75 working pixels wide give too noisy a heading for the test.
+                        if params.aimed_terminals && u >= 0.75 {
+                            let (aim, _) = best_ray(ink, at, 0.0, 75.0, 0.0, 10.0 * u);
+                            if !aims_into(&b, at, aim) {
                                 continue;
                             }
-                            let at = Point::new(centre, b.y0 - 0.5);
-                            let (direction, _) = best_ray(ink, at, 0.0, 75.0, 0.0, 8.0 * u);
-                            // Strokes under 0.75 working pixels wide give too noisy a heading for the test.
-                            if params.aimed_terminals && u >= 0.75 {
-                                let (aim, _) = best_ray(ink, at, 0.0, 75.0, 0.0, 10.0 * u);
-                                if !aims_into(&b, at, aim) {
-                                    continue;
-                                }
-                            }
-                            Terminal {
-                                element: k,
-                                at,
-                                direction,
-                                side,
-                                strength,
-                            }
                         }
-                        _ => {
-                            let sign = if side == Side::Left { -1.0 } else { 1.0 };
-                            let x = if side == Side::Left {
-                                b.x0 - 0.5
-                            } else {
-                                b.x1 + 0.5
-                            };
-                            let at = Point::new(x, centre);
-                            let (direction, mean) =
-                                best_ray(ink, at, sign * 62.5, 37.5, 0.0, 8.0 * u);
-                            let (_, down) = best_ray(ink, at, 180.0, 30.0, 4.0 * u, 12.0 * u);
-                            if mean < 0.35 || down >= 0.35 {
-                                continue;
-                            }
-                            Terminal {
-                                element: k,
-                                at,
-                                direction,
-                                side,
-                                strength,
-                            }
+                        Terminal {
+                            element: k,
+                            at,
+                            direction,
+                            side,
+                            strength,
                         }
-                    };
-                    out.push(terminal);
-                }
+                    }
+                    _ => {
+                        let sign = if side == Side::Left { -1.0 } else { 1.0 };
+                        let x = if side == Side::Left {
+                            b.x0 - 0.5
+                        } else {
+                            b.x1 + 0.5
+                        };
+                        let at = Point::new(x, centre);
+                        let (direction, mean) = best_ray(ink, at, sign * 62.5, 37.5, 0.0, 8.0 * u);
+                        // Ink going on downwards is a curve passing the side, unless it is the next of
+                        // several arrowheads stacked on this side (a fan-in arriving sideways).
+                        let (_, down) = best_ray(ink, at, 180.0, 30.0, 4.0 * u, 12.0 * u);
+                        let stacked = side_runs
+                            .iter()
+                            .any(|&(na, _)| na >= sz && (na - sz) as f32 <= 12.0 * u);
+                        if mean < 0.35 || (down >= 0.35 && !stacked) {
+                            continue;
+                        }
+                        Terminal {
+                            element: k,
+                            at,
+                            direction,
+                            side,
+                            strength,
+                        }
+                    }
+                };
+                out.push(terminal);
             }
         }
     }
@@ -1143,6 +1166,15 @@ fn reach_at(ink: &InkMap, p: Point) -> u32 {
     }
 }
 
+/// A trace jumps across a card it passes under ([`EdgeParams::pass_under`]) only to a stroke coming out within
+/// this many degrees of its heading, as seen from where it went in, ...
+const PASS_UNDER_AIM_DEG: f32 = 45.0;
+/// ... and running on within this many degrees of that heading.
+const PASS_UNDER_TURN_DEG: f32 = 35.0;
+/// A terminal this many units from where a stroke came out from under its card is that stroke
+/// ([`EdgeParams::pass_under`]).
+const PASS_UNDER_REACH: f32 = 16.0;
+
 /// Directions may point at most this far downstream (y component of a unit vector): curves are monotone.
 const MAX_DOWNSTREAM: f32 = 0.15;
 
@@ -1163,6 +1195,7 @@ pub fn trace_terminal(ink: &InkMap, terminal: &Terminal, params: &EdgeParams) ->
         on_ink: 0.0,
         gap: 0.0,
         occluded: 0.0,
+        passed_under: Vec::new(),
     };
     let mut gap_run = 0.0f32;
     let mut pending: Option<(usize, Trace)> = None;
@@ -1285,6 +1318,39 @@ pub fn trace_terminal(ink: &InkMap, terminal: &Terminal, params: &EdgeParams) ->
                 snapshot.points.push(q);
                 snapshot.end = TraceEnd::Source(k, side);
                 pending = Some((k, snapshot));
+            }
+        }
+        // Entering a card that cannot end this trace: the stroke may pass under it (Netron draws edges beneath
+        // the cards). Jump to where a stroke comes out on the far side, heading on as this one did.
+        let o = ink.owner_at(q);
+        if params.pass_under
+            && o != 0
+            && o & LABEL_FLAG == 0
+            && o != owner_here
+            && o as usize - 1 != terminal.element
+            && pending.as_ref().is_none_or(|pd| pd.0 != o as usize - 1)
+        {
+            let k = o as usize - 1;
+            let b = ink.element_boxes[k];
+            let exit = if is_upstream(
+                &b,
+                &ink.element_boxes[terminal.element],
+                params.min_rank_offset,
+            ) {
+                None
+            } else {
+                cross_box(ink, &b, p, d, u).filter(|(exit, dir)| {
+                    let v = norm(exit.x - p.x, exit.y - p.y);
+                    v.x * d.x + v.y * d.y >= PASS_UNDER_AIM_DEG.to_radians().cos()
+                        && dir.x * d.x + dir.y * d.y >= PASS_UNDER_TURN_DEG.to_radians().cos()
+                })
+            };
+            if let Some((exit, dir)) = exit {
+                trace.occluded += distance(q, exit);
+                trace.points.push(q);
+                trace.passed_under.push((k, exit));
+                q = exit;
+                d = dir;
             }
         }
         p = q;
@@ -1713,8 +1779,29 @@ pub fn recover_edges(
         bridged: 0,
         overlay: RgbImage::new(1, 1),
     };
+    // A terminal where another trace, to the same source, came out from under its card is that stroke passing
+    // under the card, not an edge into it.
+    let reach = PASS_UNDER_REACH * frame.unit().max(1.0);
+    let passed: Vec<bool> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            params.pass_under
+                && traces.iter().enumerate().any(|(j, o)| {
+                    j != i
+                        && matches!((o.end, t.end), (TraceEnd::Source(a, _), TraceEnd::Source(b, _)) if a == b)
+                        && o.passed_under.iter().any(|&(k, exit)| {
+                            k == t.terminal.element && distance(exit, t.terminal.at) <= reach
+                        })
+                })
+        })
+        .collect();
     let mut edges: Vec<RecoveredEdge> = Vec::new();
-    for t in &traces {
+    for (t, passed) in traces.iter().zip(&passed) {
+        if *passed {
+            debug.dropped += 1;
+            continue;
+        }
         let (source, side) = match t.end {
             TraceEnd::Source(k, side) => {
                 debug.traced_to_source += 1;

@@ -371,6 +371,86 @@ fn side_entry_at_a_shallow_angle() {
 }
 
 #[test]
+fn arrowheads_stacked_on_a_side_are_each_a_terminal() {
+    // Two edges arrive at the left side of a small card 6 units apart, both aimed at its centre (Netron's
+    // intersectRect): the lower arrowhead is ink below the upper one, which is no curve passing the side.
+    let mut sc = Scene::new(320, 200, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 10.0, 100.0, 40.0));
+    sc.element("n1", Node, BBox::new(120.0, 10.0, 200.0, 40.0));
+    sc.element("n2", Node, BBox::new(250.0, 110.0, 280.0, 128.0));
+    let upper = bezier(
+        Point::new(60.0, 40.0),
+        Point::new(60.0, 80.0),
+        Point::new(200.0, 93.0),
+        Point::new(250.0, 113.0),
+        64,
+    );
+    let level = bezier(
+        Point::new(160.0, 40.0),
+        Point::new(160.0, 119.0),
+        Point::new(200.0, 119.0),
+        Point::new(250.0, 119.0),
+        64,
+    );
+    sc.edge(&upper, 1.0);
+    sc.edge(&level, 1.0);
+    // Without the fan-in split, which can find the upper stroke from the lower terminal, each arrowhead must be a
+    // terminal of its own.
+    let no_split = EdgeParams {
+        fan_in_probe: None,
+        ..EdgeParams::default()
+    };
+    for params in [EdgeParams::default(), no_split] {
+        let r = sc.recover_with(Direction::Vertical, &params).unwrap();
+        assert_eq!(
+            triples(&r.edges),
+            expect(&[("n0", "n2", None), ("n1", "n2", None)]),
+            "{params:?}"
+        );
+        assert!(
+            r.edges.iter().all(|e| e.to_side == Side::Left),
+            "{:?}",
+            r.edges
+        );
+    }
+}
+
+#[test]
+fn a_stroke_passing_under_a_card_is_followed_through_it() {
+    // Netron draws edges beneath the cards: the edge n0 → n2 runs under n1, a card on n2's rank fed by n3, and
+    // comes out at n1's left side, where it looks like a sideways arrival at n1.
+    let mut sc = Scene::new(320, 170, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 10.0, 100.0, 40.0));
+    sc.element("n3", Node, BBox::new(140.0, 10.0, 220.0, 40.0));
+    let under = bezier(
+        Point::new(60.0, 40.0),
+        Point::new(60.0, 100.0),
+        Point::new(110.0, 119.0),
+        Point::new(250.0, 119.0),
+        64,
+    );
+    sc.edge(&under, 1.0);
+    sc.edge(&[Point::new(180.0, 40.0), Point::new(180.0, 105.0)], 1.0);
+    sc.element("n1", Node, BBox::new(140.0, 105.0, 210.0, 133.0));
+    sc.element("n2", Node, BBox::new(250.0, 110.0, 280.0, 128.0));
+    let r = sc.recover(Direction::Vertical).unwrap();
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n3", "n1", None), ("n0", "n2", None)])
+    );
+    let stopped = EdgeParams {
+        pass_under: false,
+        ..EdgeParams::default()
+    };
+    // Without the rule the stroke coming out of n1 also reads as an arrival at n1.
+    let r = sc.recover_with(Direction::Vertical, &stopped).unwrap();
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n1", None), ("n0", "n2", None), ("n3", "n1", None)])
+    );
+}
+
+#[test]
 fn bad_input_is_a_typed_error() {
     let sc = straight_and_curved(LIGHT, 1.0);
     let p = EdgeParams::default();
