@@ -68,6 +68,9 @@ pub struct Args {
     /// Stop edge traces at the cards their strokes pass under (`EdgeParams::pass_under` off).
     #[arg(long)]
     no_pass_under: bool,
+    /// Keep side terminals whose stroke widens into a neighbouring card (`EdgeParams::neighbour_arrowheads` off).
+    #[arg(long)]
+    no_neighbour_arrowheads: bool,
     /// Estimate the layout direction from the boxes alone, not from the strokes crossing their sides first
     /// (`ScanParams::direction_from_crossings` off).
     #[arg(long)]
@@ -384,6 +387,7 @@ pub fn run(args: &Args) -> u8 {
     }
     params.edges.aimed_terminals = !args.unaimed_terminals;
     params.edges.pass_under = !args.no_pass_under;
+    params.edges.neighbour_arrowheads = !args.no_neighbour_arrowheads;
     params.direction_from_crossings = !args.direction_from_boxes;
     if args.no_cross_class_nms {
         params.detect.cross_class_iou = f64::INFINITY;

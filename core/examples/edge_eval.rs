@@ -3,7 +3,7 @@
 //!
 //! Usage: `cargo run --release -p netron-ocr-core --example edge_eval -- --data DIR [--kind photo|shot]
 //! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose] [--min-rank-offset F|off]
-//! [--unaimed-terminals] [--no-fan-in-split] [--no-pass-under]`
+//! [--unaimed-terminals] [--no-fan-in-split] [--no-pass-under] [--no-neighbour-arrowheads]`
 //!
 //! DIR is a dataset (`DIR/scenes/<k>.photo.jpg|<k>.shot.png` with their `.json` truth, `docs/dataset.md`) or a
 //! folder holding such files directly (the test fixtures, including `render_*.png`). The region is the truth
@@ -18,7 +18,8 @@
 //! is cut by the viewport or a curve point lies outside the image) and the recall of each tag is reported.
 //! `--min-rank-offset` and `--unaimed-terminals` set `EdgeParams::min_rank_offset` and turn
 //! `EdgeParams::aimed_terminals` off, `--no-fan-in-split` turns `EdgeParams::fan_in_probe` off, and
-//! `--no-pass-under` turns `EdgeParams::pass_under` off, to measure what each adds.
+//! `--no-pass-under` and `--no-neighbour-arrowheads` turn `EdgeParams::pass_under` and
+//! `EdgeParams::neighbour_arrowheads` off, to measure what each adds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -42,6 +43,7 @@ struct Args {
     unaimed_terminals: bool,
     no_fan_in_split: bool,
     no_pass_under: bool,
+    no_neighbour_arrowheads: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -57,6 +59,7 @@ fn parse_args() -> Result<Args, String> {
         unaimed_terminals: false,
         no_fan_in_split: false,
         no_pass_under: false,
+        no_neighbour_arrowheads: false,
     };
     let mut it = std::env::args().skip(1);
     let mut data = None;
@@ -88,6 +91,7 @@ fn parse_args() -> Result<Args, String> {
             "--unaimed-terminals" => args.unaimed_terminals = true,
             "--no-fan-in-split" => args.no_fan_in_split = true,
             "--no-pass-under" => args.no_pass_under = true,
+            "--no-neighbour-arrowheads" => args.no_neighbour_arrowheads = true,
             "--min-rank-offset" => {
                 let v = value("--min-rank-offset")?;
                 let f = if v == "off" {
@@ -508,6 +512,9 @@ fn run() -> Result<(), String> {
     params.aimed_terminals = !args.unaimed_terminals;
     if args.no_pass_under {
         params.pass_under = false;
+    }
+    if args.no_neighbour_arrowheads {
+        params.neighbour_arrowheads = false;
     }
     if args.no_fan_in_split {
         params.fan_in_probe = None;

@@ -31,7 +31,8 @@
 //!    (a fan-in into a narrow card), [`split_converging`] makes a terminal of each stroke a little upstream
 //!    ([`EdgeParams::fan_in_probe`]). A stroke reaching a left or right side is a terminal when it comes from
 //!    outside and does not go on downwards past the side (a curve passing by), unless what lies below is the next
-//!    of several arrowheads stacked on that side (a fan-in arriving sideways).
+//!    of several arrowheads stacked on that side (a fan-in arriving sideways), and not when it runs straight into a
+//!    neighbouring card and widens towards it (the arrowhead is there: [`EdgeParams::neighbour_arrowheads`]).
 //! 4. [`trace_terminal`]: from each terminal the curve is followed *upstream* by a tracker that steps
 //!    [`EdgeParams::step`] at a time to the strongest ink in a cone around its current, smoothed direction,
 //!    re-centres on the stroke, never moves downstream (curves are monotone), coasts straight across label boxes
@@ -195,6 +196,12 @@ pub struct EdgeParams {
     /// nodes (the onnx package's "light" models) those cards sit beside their consumers, in the way of the other
     /// edges. Default on (`models/METRICS.md`, session 28).
     pub pass_under: bool,
+    /// Drop a left or right terminal whose stroke runs straight across a gap into a neighbouring card and is wider
+    /// next to that card (`points_into_neighbour`): the arrowhead is there, so the edge enters the neighbour,
+    /// and the stroke at this card's side is the curve coming out from under it, or its own departure. Cards of
+    /// one rank side by side (a `ConstantOfShape` card beside its consumer) otherwise take each other's edges.
+    /// Default on (`models/METRICS.md`, session 28).
+    pub neighbour_arrowheads: bool,
     /// Keep only top-side terminals whose stroke is aimed into the box ([`aims_into`]), where strokes are at
     /// least 0.75 working pixels wide: Netron's arrowheads point at the target's centre, a curve clipping a
     /// corner on its way past does not.
@@ -241,6 +248,7 @@ impl Default for EdgeParams {
             min_rank_offset: 0.5,
             aimed_terminals: true,
             pass_under: true,
+            neighbour_arrowheads: true,
             label_max_distance: 2.0,
             bridge_labels: true,
             bridge_confidence: 0.3,
@@ -906,7 +914,7 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
             for &(sa, sz) in &side_runs {
                 let (centroid, strength) = run_centre(&profile, sa, sz);
                 let centre = centroid + along.0 as f32 + 0.5;
-                let terminal = match side {
+                let (at, direction) = match side {
                     Side::Top => {
                         if centre < b.x0 + margin - 0.5 || centre > b.x1 - margin + 0.5 {
                             continue;
@@ -920,13 +928,7 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
                                 continue;
                             }
                         }
-                        Terminal {
-                            element: k,
-                            at,
-                            direction,
-                            side,
-                            strength,
-                        }
+                        (at, direction)
                     }
                     _ => {
                         let sign = if side == Side::Left { -1.0 } else { 1.0 };
@@ -946,20 +948,70 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
                         if mean < 0.35 || (down >= 0.35 && !stacked) {
                             continue;
                         }
-                        Terminal {
-                            element: k,
-                            at,
-                            direction,
-                            side,
-                            strength,
+                        if params.neighbour_arrowheads
+                            && points_into_neighbour(ink, k, at, direction, u)
+                        {
+                            continue;
                         }
+                        (at, direction)
                     }
                 };
-                out.push(terminal);
+                out.push(Terminal {
+                    element: k,
+                    at,
+                    direction,
+                    side,
+                    strength,
+                });
             }
         }
     }
     out
+}
+
+/// Whether the stroke at a side terminal of element `k` (at `at`, heading `dir` away from the box) runs straight
+/// into another element's box within 24 units, at least 10 units away (room for an arrowhead and both boxes'
+/// margins), and is wider, by a unit or more, 2–5 units from that box than 2–5 units from this one: the arrowhead
+/// (8 units long, 6 wide) is at the other end, so the edge ends there ([`EdgeParams::neighbour_arrowheads`]).
+fn points_into_neighbour(ink: &InkMap, k: usize, at: Point, dir: Point, u: f32) -> bool {
+    let reach = 24.0 * u;
+    let mut t = 1.0;
+    let mut gap = None;
+    while t <= reach {
+        let o = ink.owner_at(Point::new(at.x + dir.x * t, at.y + dir.y * t));
+        if o != 0 && o & LABEL_FLAG == 0 && o as usize - 1 != k {
+            gap = Some(t);
+            break;
+        }
+        t += 1.0;
+    }
+    let Some(g) = gap else { return false };
+    if g < 10.0 * u {
+        return false;
+    }
+    let width = |t: f32| {
+        let c = Point::new(at.x + dir.x * t, at.y + dir.y * t);
+        let n = Point::new(-dir.y, dir.x);
+        let half = (4.0 * u).ceil() as i32 * 2;
+        (-half..=half)
+            .filter(|&i| {
+                ink.sample(Point::new(
+                    c.x + n.x * i as f32 * 0.5,
+                    c.y + n.y * i as f32 * 0.5,
+                )) >= 0.5
+            })
+            .count() as f32
+            * 0.5
+    };
+    let near_here = [2.0f32, 3.0, 4.0, 5.0]
+        .iter()
+        .map(|&d| width(d * u))
+        .fold(0.0, f32::max);
+    let near_there = [2.0f32, 3.0, 4.0, 5.0]
+        .iter()
+        .map(|&d| width(g - d * u))
+        .fold(0.0, f32::max);
+    near_there >= near_here + u
 }
 
 /// Stage 3b: a terminal where several strokes converge becomes one terminal per stroke. Netron aims every

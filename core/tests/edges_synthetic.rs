@@ -451,6 +451,49 @@ fn a_stroke_passing_under_a_card_is_followed_through_it() {
 }
 
 #[test]
+fn a_stroke_widening_into_a_neighbouring_card_ends_there() {
+    // n0's edge passes under n1 and ends, across a short gap, in an arrowhead at the left side of n2, a card of
+    // the same rank that n3 feeds from above. The stroke in the gap touches n1's right side too, but it widens
+    // towards n2: the arrowhead is there.
+    let mut sc = Scene::new(340, 170, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 10.0, 100.0, 40.0));
+    sc.element("n3", Node, BBox::new(250.0, 10.0, 330.0, 40.0));
+    let under = bezier(
+        Point::new(60.0, 40.0),
+        Point::new(60.0, 100.0),
+        Point::new(110.0, 119.0),
+        Point::new(250.0, 119.0),
+        64,
+    );
+    sc.edge(&under, 1.0);
+    let down = bezier(
+        Point::new(290.0, 40.0),
+        Point::new(290.0, 80.0),
+        Point::new(280.0, 95.0),
+        Point::new(267.0, 110.0),
+        64,
+    );
+    sc.edge(&down, 1.0);
+    sc.element("n1", Node, BBox::new(140.0, 105.0, 226.0, 133.0));
+    sc.element("n2", Node, BBox::new(250.0, 110.0, 280.0, 128.0));
+    let r = sc.recover(Direction::Vertical).unwrap();
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n2", None), ("n3", "n2", None)])
+    );
+    let both_ways = EdgeParams {
+        neighbour_arrowheads: false,
+        ..EdgeParams::default()
+    };
+    // Without the rule n1's right side takes the stroke for an arrival, traced across n2 to n3's edge.
+    let r = sc.recover_with(Direction::Vertical, &both_ways).unwrap();
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n3", "n1", None), ("n0", "n2", None), ("n3", "n2", None)])
+    );
+}
+
+#[test]
 fn bad_input_is_a_typed_error() {
     let sc = straight_and_curved(LIGHT, 1.0);
     let p = EdgeParams::default();
