@@ -415,13 +415,11 @@ fn arrowheads_stacked_on_a_side_are_each_a_terminal() {
     }
 }
 
-#[test]
-fn a_stroke_passing_under_a_card_is_followed_through_it() {
-    // Netron draws edges beneath the cards: the edge n0 → n2 runs under n1, a card on n2's rank fed by n3, and
-    // comes out at n1's left side, where it looks like a sideways arrival at n1.
-    let mut sc = Scene::new(320, 170, LIGHT);
+/// A scene `width` px wide with n0 at the top left and its edge drawn low along the row y ≈ 119 to x = 250, where
+/// the tests put a card over the stroke (n1) and its target (n2).
+fn edge_along_the_row(width: u32) -> Scene {
+    let mut sc = Scene::new(width, 170, LIGHT);
     sc.element("n0", Node, BBox::new(20.0, 10.0, 100.0, 40.0));
-    sc.element("n3", Node, BBox::new(140.0, 10.0, 220.0, 40.0));
     let under = bezier(
         Point::new(60.0, 40.0),
         Point::new(60.0, 100.0),
@@ -430,6 +428,15 @@ fn a_stroke_passing_under_a_card_is_followed_through_it() {
         64,
     );
     sc.edge(&under, 1.0);
+    sc
+}
+
+#[test]
+fn a_stroke_passing_under_a_card_is_followed_through_it() {
+    // Netron draws edges beneath the cards: the edge n0 → n2 runs under n1, a card on n2's rank fed by n3, and
+    // comes out at n1's left side, where it looks like a sideways arrival at n1.
+    let mut sc = edge_along_the_row(320);
+    sc.element("n3", Node, BBox::new(140.0, 10.0, 220.0, 40.0));
     sc.edge(&[Point::new(180.0, 40.0), Point::new(180.0, 105.0)], 1.0);
     sc.element("n1", Node, BBox::new(140.0, 105.0, 210.0, 133.0));
     sc.element("n2", Node, BBox::new(250.0, 110.0, 280.0, 128.0));
@@ -455,17 +462,8 @@ fn a_stroke_widening_into_a_neighbouring_card_ends_there() {
     // n0's edge passes under n1 and ends, across a short gap, in an arrowhead at the left side of n2, a card of
     // the same rank that n3 feeds from above. The stroke in the gap touches n1's right side too, but it widens
     // towards n2: the arrowhead is there.
-    let mut sc = Scene::new(340, 170, LIGHT);
-    sc.element("n0", Node, BBox::new(20.0, 10.0, 100.0, 40.0));
+    let mut sc = edge_along_the_row(340);
     sc.element("n3", Node, BBox::new(250.0, 10.0, 330.0, 40.0));
-    let under = bezier(
-        Point::new(60.0, 40.0),
-        Point::new(60.0, 100.0),
-        Point::new(110.0, 119.0),
-        Point::new(250.0, 119.0),
-        64,
-    );
-    sc.edge(&under, 1.0);
     let down = bezier(
         Point::new(290.0, 40.0),
         Point::new(290.0, 80.0),
