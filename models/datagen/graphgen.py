@@ -16,6 +16,9 @@ Contract
   total payload is capped at `MAX_INITIALIZER_BYTES`, so a serialized model stays under ~4 MB.
 - Deterministic: the same seed gives a byte-identical `SerializeToString()` (all randomness comes from one
   `random.Random` seeded from `seed`).
+- `lift_weights(model, rng, p) -> onnx.ModelProto`: the model with its weights, each with probability `p`, turned
+  into `ConstantOfShape` nodes, the form of the onnx package's "light" models (for evaluation sets of such views;
+  the training data does not use it).
 - `summarize(model) -> dict`: JSON-serialisable summary (ops, node names, tensor names, inputs, outputs,
   initializers with shapes); a dim is an int, a symbol string, or None for unknown.
 """

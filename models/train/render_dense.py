@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -47,8 +48,6 @@ def main(argv=None) -> int:
     if args.seed == 1:
         print("seed 1 draws the training set's graphs; choose another", file=sys.stderr)
         return 2
-
-    import random
 
     from datagen import build, graphgen
 
