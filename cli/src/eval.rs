@@ -7,7 +7,9 @@
 //! name order.
 //!
 //! Prints a table (photos, screenshots, all) of the metrics of `netron_ocr_core::eval` plus the mean scan time,
-//! and with `--json` writes a report: `{summary: {photo, shot, all}, images: [{image, truth, kind, metrics,
+//! then the photo and screenshot rows again over the views whose text height reaches
+//! `ScanParams::min_text_height` (those the scanner does not ask to zoom into), and with `--json` writes a report:
+//! `{summary: {photo, shot, all, photo_no_zoom_hint, shot_no_zoom_hint}, images: [{image, truth, kind, metrics,
 //! timings, canvas, text_height, error}], models}`; with `--graphs DIR` each predicted graph also goes to
 //! `DIR/<image name>.pred.json`. Schema validity here means the prediction passes the JSON Schema v1 *and* the
 //! cross-reference checks. Exit status 0, or 2 for bad arguments / unloadable models / an unwritable
@@ -71,6 +73,10 @@ pub struct Args {
     /// Keep side terminals whose stroke widens into a neighbouring card (`EdgeParams::neighbour_arrowheads` off).
     #[arg(long)]
     no_neighbour_arrowheads: bool,
+    /// Let every card take edges, `ConstantOfShape` cards showing their `input` row too
+    /// (`ScanParams::constant_cards` off).
+    #[arg(long)]
+    no_constant_cards: bool,
     /// Estimate the layout direction from the boxes alone, not from the strokes crossing their sides first
     /// (`ScanParams::direction_from_crossings` off).
     #[arg(long)]
@@ -388,6 +394,7 @@ pub fn run(args: &Args) -> u8 {
     params.edges.aimed_terminals = !args.unaimed_terminals;
     params.edges.pass_under = !args.no_pass_under;
     params.edges.neighbour_arrowheads = !args.no_neighbour_arrowheads;
+    params.constant_cards = !args.no_constant_cards;
     params.direction_from_crossings = !args.direction_from_boxes;
     if args.no_cross_class_nms {
         params.detect.cross_class_iou = f64::INFINITY;
@@ -517,6 +524,7 @@ pub fn run(args: &Args) -> u8 {
     if let Some(n) = args.consensus_max_loss {
         params.consensus.max_loss_nats = n;
     }
+    let zoom_below = params.min_text_height;
     let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
         Err(e) => {
@@ -618,10 +626,17 @@ pub fn run(args: &Args) -> u8 {
     }
     bar.finish_and_clear();
 
-    let group = |kind: Option<&str>| {
+    // Views the scanner does not ask to zoom into (no `Hint::ZoomIn` for small text).
+    let sharp = |r: &ImageReport| match (zoom_below, r.text_height) {
+        (Some(min), Some(h)) => h >= min,
+        _ => true,
+    };
+    let group = |kind: Option<&str>, sharp_only: bool| {
         let mut g = Group::default();
         let mut ms = 0.0;
-        for r in reports.iter().filter(|r| kind.is_none_or(|k| r.kind == k)) {
+        let chosen =
+            |r: &&ImageReport| kind.is_none_or(|k| r.kind == k) && (!sharp_only || sharp(r));
+        for r in reports.iter().filter(chosen) {
             g.images += 1;
             g.errors += usize::from(r.error.is_some());
             g.counts.add(&r.metrics);
@@ -635,7 +650,12 @@ pub fn run(args: &Args) -> u8 {
         };
         g
     };
-    let (photo, shot, all) = (group(Some("photo")), group(Some("shot")), group(None));
+    let (photo, shot, all) = (
+        group(Some("photo"), false),
+        group(Some("shot"), false),
+        group(None, false),
+    );
+    let (photo_sharp, shot_sharp) = (group(Some("photo"), true), group(Some("shot"), true));
     println!(
         "{:<6} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
         "kind",
@@ -662,6 +682,14 @@ pub fn run(args: &Args) -> u8 {
             println!("{}", row(name, g));
         }
     }
+    if let Some(min) = zoom_below {
+        println!("views whose text is at least {min} px high (no zoom-in hint):");
+        for (name, g) in [("photo", &photo_sharp), ("shot", &shot_sharp)] {
+            if g.images > 0 {
+                println!("{}", row(name, g));
+            }
+        }
+    }
     let errors: usize = all.errors;
     if errors > 0 {
         println!(
@@ -670,7 +698,8 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(path) = &args.json {
         let report = serde_json::json!({
-            "summary": {"photo": photo, "shot": shot, "all": all},
+            "summary": {"photo": photo, "shot": shot, "all": all,
+                        "photo_no_zoom_hint": photo_sharp, "shot_no_zoom_hint": shot_sharp},
             "images": reports,
             "models": args.models.as_ref().map_or("bundled".to_owned(), |d| d.display().to_string()),
         });

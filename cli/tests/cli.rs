@@ -316,6 +316,15 @@ fn eval_writes_the_report_and_each_predicted_graph() {
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let images = report["images"].as_array().expect("images");
     assert_eq!(images.len(), 1);
+    // The no-zoom-hint rows count the views whose text is at least 9 px high.
+    for kind in ["photo", "shot"] {
+        let all = report["summary"][kind]["images"].as_u64().unwrap_or(0);
+        let small = (images.iter())
+            .filter(|i| i["kind"] == kind && i["text_height"].as_f64().is_some_and(|h| h < 9.0))
+            .count() as u64;
+        let sharp = &report["summary"][format!("{kind}_no_zoom_hint")];
+        assert_eq!(sharp["images"].as_u64(), Some(all - small), "{kind}");
+    }
     let name = Path::new(images[0]["image"].as_str().unwrap())
         .file_name()
         .unwrap()

@@ -3,7 +3,8 @@
 //!
 //! Usage: `cargo run --release -p netron-ocr-core --example edge_eval -- --data DIR [--kind photo|shot]
 //! [--limit N] [--split eval|train] [--json OUT.json] [--overlays DIR] [--verbose] [--min-rank-offset F|off]
-//! [--unaimed-terminals] [--no-fan-in-split] [--no-pass-under] [--no-neighbour-arrowheads]`
+//! [--unaimed-terminals] [--no-fan-in-split] [--no-pass-under] [--no-neighbour-arrowheads]
+//! [--no-constant-cards]`
 //!
 //! DIR is a dataset (`DIR/scenes/<k>.photo.jpg|<k>.shot.png` with their `.json` truth, `docs/dataset.md`) or a
 //! folder holding such files directly (the test fixtures, including `render_*.png`). The region is the truth
@@ -19,7 +20,9 @@
 //! `--min-rank-offset` and `--unaimed-terminals` set `EdgeParams::min_rank_offset` and turn
 //! `EdgeParams::aimed_terminals` off, `--no-fan-in-split` turns `EdgeParams::fan_in_probe` off, and
 //! `--no-pass-under` and `--no-neighbour-arrowheads` turn `EdgeParams::pass_under` and
-//! `EdgeParams::neighbour_arrowheads` off, to measure what each adds.
+//! `EdgeParams::neighbour_arrowheads` off, to measure what each adds. Cards take their kind from their truth
+//! operator and weight rows (`ElementKind::of_card`, as the scanner does from its readings); `--no-constant-cards`
+//! makes every card an `ElementKind::Node`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -44,6 +47,7 @@ struct Args {
     no_fan_in_split: bool,
     no_pass_under: bool,
     no_neighbour_arrowheads: bool,
+    no_constant_cards: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -60,6 +64,7 @@ fn parse_args() -> Result<Args, String> {
         no_fan_in_split: false,
         no_pass_under: false,
         no_neighbour_arrowheads: false,
+        no_constant_cards: false,
     };
     let mut it = std::env::args().skip(1);
     let mut data = None;
@@ -92,6 +97,7 @@ fn parse_args() -> Result<Args, String> {
             "--no-fan-in-split" => args.no_fan_in_split = true,
             "--no-pass-under" => args.no_pass_under = true,
             "--no-neighbour-arrowheads" => args.no_neighbour_arrowheads = true,
+            "--no-constant-cards" => args.no_constant_cards = true,
             "--min-rank-offset" => {
                 let v = value("--min-rank-offset")?;
                 let f = if v == "off" {
@@ -270,6 +276,7 @@ fn evaluate(
     params: &EdgeParams,
     overlays: Option<&Path>,
     verbose: bool,
+    constant_cards: bool,
 ) -> Result<Tally, String> {
     let text = std::fs::read_to_string(&file.truth)
         .map_err(|e| format!("{}: {e}", file.truth.display()))?;
@@ -288,9 +295,13 @@ fn evaluate(
 
     let mut elements = Vec::new();
     for n in &truth.nodes {
+        let rows: Vec<&str> = n.weights.iter().map(|w| w.name.as_str()).collect();
         elements.push(Element {
             id: n.id.clone(),
-            kind: ElementKind::Node,
+            kind: match constant_cards {
+                true => ElementKind::of_card(n.op.as_deref(), &rows),
+                false => ElementKind::Node,
+            },
             bbox: n.bbox,
         });
     }
@@ -521,7 +532,13 @@ fn run() -> Result<(), String> {
     }
     let mut per_kind: BTreeMap<&'static str, Tally> = BTreeMap::new();
     for f in &files {
-        let t = evaluate(f, &params, args.overlays.as_deref(), args.verbose)?;
+        let t = evaluate(
+            f,
+            &params,
+            args.overlays.as_deref(),
+            args.verbose,
+            !args.no_constant_cards,
+        )?;
         per_kind.entry(f.kind).or_default().add(&t);
     }
     let mut total = Tally::default();

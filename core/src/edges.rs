@@ -23,16 +23,18 @@
 //!    background minus the pixel, so exposure gradients, glare and vignetting cancel), element and label boxes
 //!    masked out, and a threshold from the robust noise level of what is left. The result is an ink *strength*
 //!    in `[0, 1]` (0.5 at the threshold).
-//! 3. [`find_terminals`]: where a stroke enters an element that can be a target (node or output): ink runs in
+//! 3. [`find_terminals`]: where a stroke enters an element that can be a target (a node or output; not a card whose
+//!    inputs are all rows inside it, [`ElementKind::Constant`]): ink runs in
 //!    a thin band just outside the element's entry side (top; left in horizontal layouts), where the arrowhead is.
 //!    One terminal is one edge end. Netron aims an arrowhead at its target's centre, so a stroke crossing the top
 //!    band aimed beside the box (a curve clipping its corner on the way to another target) is none
 //!    ([`aims_into`], [`EdgeParams::aimed_terminals`]). Where several strokes converge on one blob of arrowheads
 //!    (a fan-in into a narrow card), [`split_converging`] makes a terminal of each stroke a little upstream
 //!    ([`EdgeParams::fan_in_probe`]). A stroke reaching a left or right side is a terminal when it comes from
-//!    outside and does not go on downwards past the side (a curve passing by), unless what lies below is the next
-//!    of several arrowheads stacked on that side (a fan-in arriving sideways), and not when it runs straight into a
-//!    neighbouring card and widens towards it (the arrowhead is there: [`EdgeParams::neighbour_arrowheads`]).
+//!    outside and does not go on downwards past the side and its run (a curve passing by; the run may be two
+//!    arrowheads run together), unless what lies below is the next of several arrowheads stacked on that side (a
+//!    fan-in arriving sideways), and not when it runs straight into a neighbouring card that can be a target and
+//!    widens towards it (the arrowhead is there: [`EdgeParams::neighbour_arrowheads`]).
 //! 4. [`trace_terminal`]: from each terminal the curve is followed *upstream* by a tracker that steps
 //!    [`EdgeParams::step`] at a time to the strongest ink in a cone around its current, smoothed direction,
 //!    re-centres on the stroke, never moves downstream (curves are monotone), coasts straight across label boxes
@@ -78,17 +80,33 @@ pub enum ElementKind {
     Input,
     /// A graph output pill: target only.
     Output,
+    /// An operator card whose inputs are all drawn inside it as initializer rows, so that no edge arrives at
+    /// it: source only ([`ElementKind::of_card`]).
+    Constant,
 }
 
 impl ElementKind {
-    /// Nodes and inputs can start an edge.
+    /// Nodes, constants and inputs can start an edge.
     pub fn can_be_source(self) -> bool {
         self != ElementKind::Output
     }
 
     /// Nodes and outputs can end an edge.
     pub fn can_be_target(self) -> bool {
-        self != ElementKind::Input
+        self != ElementKind::Input && self != ElementKind::Constant
+    }
+
+    /// The kind of an operator card from its operator (`None`: unknown) and the names of the rows read inside
+    /// it. Netron draws an initializer as a row of its consumer's card (`input〈4〉`), not as an edge: a
+    /// `ConstantOfShape`, whose only input is named `input`, showing that row takes no edge
+    /// ([`ElementKind::Constant`]; the onnx package's "light" models draw one per weight). Otherwise
+    /// [`ElementKind::Node`].
+    pub fn of_card(op: Option<&str>, row_names: &[&str]) -> ElementKind {
+        if op == Some("ConstantOfShape") && row_names.contains(&"input") {
+            ElementKind::Constant
+        } else {
+            ElementKind::Node
+        }
     }
 }
 
@@ -199,7 +217,8 @@ pub struct EdgeParams {
     /// Drop a left or right terminal whose stroke runs straight across a gap into a neighbouring card and is wider
     /// next to that card (`points_into_neighbour`): the arrowhead is there, so the edge enters the neighbour,
     /// and the stroke at this card's side is the curve coming out from under it, or its own departure. Cards of
-    /// one rank side by side (a `ConstantOfShape` card beside its consumer) otherwise take each other's edges.
+    /// one rank side by side (a `ConstantOfShape` card beside its consumer) otherwise take each other's edges. A
+    /// neighbour that cannot be a target ([`ElementKind::can_be_target`]) never takes the stroke (session 29).
     /// Default on (`models/METRICS.md`, session 28).
     pub neighbour_arrowheads: bool,
     /// Keep only top-side terminals whose stroke is aimed into the box ([`aims_into`]), where strokes are at
@@ -939,9 +958,12 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
                         };
                         let at = Point::new(x, centre);
                         let (direction, mean) = best_ray(ink, at, sign * 62.5, 37.5, 0.0, 8.0 * u);
-                        // Ink going on downwards is a curve passing the side, unless it is the next of
-                        // several arrowheads stacked on this side (a fan-in arriving sideways).
-                        let (_, down) = best_ray(ink, at, 180.0, 30.0, 4.0 * u, 12.0 * u);
+                        // Ink going on downwards, past the run, is a curve passing the side, unless it is the
+                        // next of several arrowheads stacked on this side (a fan-in arriving sideways). The run
+                        // itself may be several arrowheads run together.
+                        let below = (sz + along.0) as f32 - centre;
+                        let from = (4.0 * u).max(below + u);
+                        let (_, down) = best_ray(ink, at, 180.0, 30.0, from, from + 8.0 * u);
                         let stacked = side_runs
                             .iter()
                             .any(|&(na, _)| na >= sz && (na - sz) as f32 <= 12.0 * u);
@@ -949,7 +971,7 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
                             continue;
                         }
                         if params.neighbour_arrowheads
-                            && points_into_neighbour(ink, k, at, direction, u)
+                            && points_into_neighbour(ink, elements, k, at, direction, u)
                         {
                             continue;
                         }
@@ -973,20 +995,28 @@ pub fn find_terminals(ink: &InkMap, elements: &[Element], params: &EdgeParams) -
 /// into another element's box within 24 units, at least 10 units away (room for an arrowhead and both boxes'
 /// margins), and is wider, by a unit or more, 2–5 units from that box than 2–5 units from this one: the arrowhead
 /// (8 units long, 6 wide) is at the other end, so the edge ends there ([`EdgeParams::neighbour_arrowheads`]).
-fn points_into_neighbour(ink: &InkMap, k: usize, at: Point, dir: Point, u: f32) -> bool {
+/// Never when that element cannot be a target (an input, a constant card).
+fn points_into_neighbour(
+    ink: &InkMap,
+    elements: &[Element],
+    k: usize,
+    at: Point,
+    dir: Point,
+    u: f32,
+) -> bool {
     let reach = 24.0 * u;
     let mut t = 1.0;
     let mut gap = None;
     while t <= reach {
         let o = ink.owner_at(Point::new(at.x + dir.x * t, at.y + dir.y * t));
         if o != 0 && o & LABEL_FLAG == 0 && o as usize - 1 != k {
-            gap = Some(t);
+            gap = Some((t, o as usize - 1));
             break;
         }
         t += 1.0;
     }
-    let Some(g) = gap else { return false };
-    if g < 10.0 * u {
+    let Some((g, other)) = gap else { return false };
+    if g < 10.0 * u || !elements[other].kind.can_be_target() {
         return false;
     }
     let width = |t: f32| {

@@ -216,6 +216,13 @@ pub struct ScanParams {
     /// 0.873; ±20% with the box's count: 0.600 / 0.837; 0.794 / 0.880), no other figure moving
     /// (`models/METRICS.md`, session 16).
     pub row_fit: Option<RowFit>,
+    /// Cards that take no edge are sources only in edge recovery ([`edges::ElementKind::of_card`]: a
+    /// `ConstantOfShape` showing an `input` row). Any row reading counts, whatever its confidence, and a name within
+    /// two edits of `input` and nearer it than `value` (the other row of such cards) reads as `input`: on the
+    /// synthetic lifted-weight views (`LIFT`, `docs/dataset.md`) that finds the row on 608 of the 842 photo cards
+    /// classified `ConstantOfShape` that show it (834 of 906 screenshot cards; exact names at confidence 0.1 or
+    /// more: 409 and 695), and on none of the 493 that do not. Default true (`models/METRICS.md`, session 29).
+    pub constant_cards: bool,
     /// Labels that must show the same text (fan-out of one tensor, shape-preserving operators) are read
     /// together once edges are recovered ([`crate::consensus`]).
     pub consensus: ConsensusParams,
@@ -270,6 +277,7 @@ impl Default for ScanParams {
             weight_trim_fraction: 0.35,
             row_left_slack: 0.3,
             row_fit: Some(RowFit::default()),
+            constant_cards: true,
             consensus: ConsensusParams::default(),
             direction: None,
             direction_from_crossings: true,
@@ -449,6 +457,13 @@ pub fn estimate_direction(nodes: &[BBox], inputs: &[BBox], outputs: &[BBox]) -> 
 /// True when `text` is a shape with at least two dims (it contains `×`; [`parse_shape_text`]).
 fn reads_as_shape(text: &str) -> bool {
     text.contains(DIM_SEPARATOR) && parse_shape_text(text).is_some()
+}
+
+/// Whether a row name read by the OCR is `input`: within two edits of it and nearer it than `value`
+/// ([`ScanParams::constant_cards`]).
+fn reads_as_input(name: &str) -> bool {
+    let d = title_ops::edit_distance(name, "input");
+    d <= 2 && d < title_ops::edit_distance(name, "value")
 }
 
 /// True when `text` holds what only a card's row shows: `=` (`B = 0.5`, `kernel_shape = 3, 3`) or the angle
@@ -865,10 +880,28 @@ impl Scanner {
             outputs: found_outputs,
             labels: found_labels,
         };
+        let mut elements = found.edge_elements();
+        if self.params.constant_cards {
+            for (k, reads) in card_rows.iter().enumerate() {
+                let rows: Vec<Weight> = (reads.iter())
+                    .filter_map(|r| weights::parse_row(&r.text, None))
+                    .collect();
+                let names: Vec<&str> = (rows.iter())
+                    .map(|w| match reads_as_input(&w.name) {
+                        true => "input",
+                        false => w.name.as_str(),
+                    })
+                    .collect();
+                let op = ops.get(k).and_then(|p| p.op.as_deref());
+                if let Some(e) = elements.get_mut(k) {
+                    e.kind = edges::ElementKind::of_card(op, &names);
+                }
+            }
+        }
         let mut edge_result = edges::recover_edges(
             image,
             crop.bbox,
-            &found.edge_elements(),
+            &elements,
             &found.edge_labels(),
             direction,
             &self.params.edges,
@@ -1235,6 +1268,17 @@ mod tests {
             estimate_direction(&chain[..2], &i, &o),
             Direction::Horizontal
         );
+    }
+
+    #[test]
+    fn misread_input_rows_read_as_input_but_value_rows_do_not() {
+        for name in ["input", "lnput", "iput", "ipput", "lput"] {
+            assert!(reads_as_input(name), "{name}");
+        }
+        // `value` misread, too far from `input`, or as near `value` as `input`.
+        for name in ["value", "salue", "ut", "sliae", "W", ""] {
+            assert!(!reads_as_input(name), "{name}");
+        }
     }
 
     #[test]

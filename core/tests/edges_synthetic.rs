@@ -12,7 +12,7 @@ use netron_ocr_core::edges::{
 };
 use netron_ocr_core::graph::{BBox, Direction, Point};
 
-use ElementKind::{Input, Node, Output};
+use ElementKind::{Constant, Input, Node, Output};
 
 /// x of a y-monotone polyline at height `y`.
 fn x_at(points: &[Point], y: f32) -> f32 {
@@ -415,6 +415,37 @@ fn arrowheads_stacked_on_a_side_are_each_a_terminal() {
     }
 }
 
+#[test]
+fn arrowheads_run_together_on_a_side_are_a_terminal() {
+    // Two edges arrive at the left side of a wide card 5.5 px apart, both aimed at its centre: their arrowheads
+    // (6 px wide) make one run along the side, and the lower one is ink below the run's centre, which is no curve
+    // passing the side. Without the rule neither edge is found.
+    let mut sc = Scene::new(350, 150, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 10.0, 100.0, 40.0));
+    sc.element("n1", Node, BBox::new(120.0, 10.0, 200.0, 40.0));
+    sc.element("n2", Node, BBox::new(250.0, 106.0, 330.0, 132.0));
+    let upper = bezier(
+        Point::new(60.0, 40.0),
+        Point::new(60.0, 100.0),
+        Point::new(210.0, 109.0),
+        Point::new(250.0, 114.0),
+        64,
+    );
+    let lower = bezier(
+        Point::new(160.0, 40.0),
+        Point::new(160.0, 95.0),
+        Point::new(210.0, 120.0),
+        Point::new(250.0, 119.5),
+        64,
+    );
+    sc.edge(&upper, 1.0);
+    sc.edge(&lower, 1.0);
+    // One terminal for both: the fan-in split does not part strokes this close (a known miss), and the trace
+    // follows the lower one.
+    let r = sc.recover(Direction::Vertical).unwrap();
+    assert_eq!(triples(&r.edges), expect(&[("n1", "n2", None)]));
+}
+
 /// A scene `width` px wide with n0 at the top left and its edge drawn low along the row y ≈ 119 to x = 250, where
 /// the tests put a card over the stroke (n1) and its target (n2).
 fn edge_along_the_row(width: u32) -> Scene {
@@ -488,6 +519,52 @@ fn a_stroke_widening_into_a_neighbouring_card_ends_there() {
     assert_eq!(
         triples(&r.edges),
         expect(&[("n3", "n1", None), ("n0", "n2", None), ("n3", "n2", None)])
+    );
+}
+
+/// Two cards on top (n0, n1) whose edges run down into the left side of n3, passing under n2, a card of
+/// `kind` beside n3 on its rank: they go in through n2's top side and come out at its right, 24 px from n3.
+fn fan_in_beside(kind: ElementKind) -> Scene {
+    let mut sc = Scene::new(350, 150, LIGHT);
+    sc.element("n0", Node, BBox::new(20.0, 10.0, 100.0, 40.0));
+    sc.element("n1", Node, BBox::new(120.0, 10.0, 200.0, 40.0));
+    let from_n0 = bezier(
+        Point::new(60.0, 40.0),
+        Point::new(60.0, 100.0),
+        Point::new(210.0, 104.0),
+        Point::new(250.0, 111.0),
+        64,
+    );
+    let from_n1 = bezier(
+        Point::new(160.0, 40.0),
+        Point::new(160.0, 95.0),
+        Point::new(210.0, 122.0),
+        Point::new(250.0, 121.0),
+        64,
+    );
+    sc.edge(&from_n0, 1.0);
+    sc.edge(&from_n1, 1.0);
+    sc.element("n2", kind, BBox::new(140.0, 100.0, 226.0, 128.0));
+    sc.element("n3", Node, BBox::new(250.0, 106.0, 330.0, 132.0));
+    sc
+}
+
+#[test]
+fn a_constant_card_takes_no_edge() {
+    // A `ConstantOfShape` whose input is a row inside its card takes no edge (ElementKind::Constant): the strokes
+    // crossing it are followed through to n3.
+    let r = fan_in_beside(Constant)
+        .recover(Direction::Vertical)
+        .unwrap();
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n3", None), ("n1", "n3", None)])
+    );
+    // As a node, n2 takes n1's stroke, which goes in through its top side, for an arrival.
+    let r = fan_in_beside(Node).recover(Direction::Vertical).unwrap();
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n3", None), ("n1", "n2", None), ("n1", "n3", None)])
     );
 }
 
