@@ -113,6 +113,10 @@ pub struct Args {
     /// cards adds, `ScanParams::op_named_ports_are_nodes`).
     #[arg(long)]
     keep_op_named_ports: bool,
+    /// Keep tensor labels whose text is an operator's name as labels (`ScanParams::op_named_labels_are_nodes`
+    /// off).
+    #[arg(long)]
+    keep_op_named_labels: bool,
     /// Classifier probability from which a port box is taken to be a node card (default: the scanner's).
     #[arg(long, value_name = "P")]
     port_as_node_confidence: Option<f32>,
@@ -422,6 +426,7 @@ pub fn run(args: &Args) -> u8 {
     params.shape_text_ports_are_labels = !args.keep_shape_ports;
     params.drop_row_text_ports = !args.keep_row_text_ports;
     params.op_named_ports_are_nodes = !args.keep_op_named_ports;
+    params.op_named_labels_are_nodes = !args.keep_op_named_labels;
     if let Some(p) = args.unconnected_port_min_confidence {
         params.unconnected_port_min_confidence = Some(p);
     }

@@ -8,18 +8,19 @@
 //! 3. detector ([`crate::detect`]) inside the crop: node cards, tensor labels, inputs, outputs. When no node
 //!    card reaches [`ScanParams::min_node_score`] the image is taken to show no graph (empty result);
 //! 4. input and output boxes that the classifier reads as operators, or whose text is an operator's name, become
-//!    node cards ([`ScanParams::port_as_node_confidence`], [`ScanParams::op_named_ports_are_nodes`]); title
+//!    node cards ([`ScanParams::port_as_node_confidence`], [`ScanParams::op_named_ports_are_nodes`]), as do tensor
+//!    labels whose text is an operator's name ([`ScanParams::op_named_labels_are_nodes`]); title
 //!    boxes ([`crate::classify::estimate_title_boxes`]) and operator classification, one batched run; titles
 //!    the classifier is unsure of are also read by the OCR, and the reading is joined with the classifier's
 //!    prediction ([`crate::title_ops`]: in Netron's "names" mode the title names the operator,
 //!    [`ScanParams::read_titles_below`]; a title that surely names none leaves only the header's category,
 //!    [`ScanParams::name_titles_min_reading`]);
-//! 5. OCR ([`crate::read`]) of tensor labels and the cards' weight rows ([`crate::weights`],
+//! 5. OCR ([`crate::read`]) of the cards' weight rows ([`crate::weights`],
 //!    [`ScanParams::read_weights`], placed below the header edge seen in the image,
 //!    [`ScanParams::snap_headers`], and spaced by the zoom of neighbouring cards,
 //!    [`ScanParams::row_header_neighbours`], then fitted to the ink of the card's body,
-//!    [`ScanParams::row_fit`]) in one batched run, input and output pills in another (before step 4,
-//!    whose promotion by name needs their text); unsure
+//!    [`ScanParams::row_fit`]) in one batched run, tensor labels and input and output pills in others (before
+//!    step 4, whose promotion by name needs their text); unsure
 //!    texts are read again from a second crop ([`crate::read::ReadParams::reread_below`],
 //!    [`ScanParams::port_reread_pads`] for the pills); a pill that reads as a
 //!    shape becomes a label ([`ScanParams::shape_text_ports_are_labels`]), one that reads as a card's row is
@@ -113,6 +114,12 @@ pub struct ScanParams {
     /// detector took for a pill. Its operator is then the classifier's, joined with its title's reading like
     /// any card's ([`ScanParams::read_titles_below`]). Default true (`models/METRICS.md`, session 26).
     pub op_named_ports_are_nodes: bool,
+    /// A tensor label whose text reads exactly as an operator's name, and which does not lie mostly (half its
+    /// area) inside a node box, is taken to be a node card, as for pills ([`ScanParams::op_named_ports_are_nodes`]):
+    /// a bare card (no rows) that the detector took for a label. Its box, which may cover only the card's title,
+    /// takes no part in estimating the layout direction.
+    /// Default true (`models/METRICS.md`, session 29).
+    pub op_named_labels_are_nodes: bool,
     /// Nodes whose classifier probability is below this also have their title read by the OCR, and the
     /// reading is joined with the classifier's prediction ([`crate::title_ops`], tuned by
     /// [`ScanParams::titles`]): where the title names an operator (`Conv`, `Conv_437`, `/layer1/conv/Conv`,
@@ -260,6 +267,7 @@ impl Default for ScanParams {
             min_elements: 2,
             port_as_node_confidence: Some(0.999),
             op_named_ports_are_nodes: true,
+            op_named_labels_are_nodes: true,
             read_titles_below: Some(0.99),
             name_titles_min_reading: Some(0.5),
             names_view_min_titles: Some(2),
@@ -721,7 +729,7 @@ impl Scanner {
         let of = |c: DetClass| -> Vec<&Detection> {
             detections.iter().filter(|d| d.class == c).collect()
         };
-        let (mut nodes, labels, mut inputs, mut outputs) = (
+        let (mut nodes, mut labels, mut inputs, mut outputs) = (
             of(DetClass::Node),
             of(DetClass::Tensor),
             of(DetClass::Input),
@@ -732,8 +740,8 @@ impl Scanner {
             return self.empty_result(size, crop, crop_added, quality, timings);
         }
 
-        // Pills are read apart from labels and rows (they re-read from other paddings), and before promotion,
-        // which their texts inform.
+        // Pills are read apart from labels and rows (they re-read from other paddings); pills and labels are read
+        // before promotion, which their texts inform.
         let t = Instant::now();
         let skew = self.reader.estimate_skew(image, &crop.bbox);
         let pill_boxes: Vec<BBox> = inputs.iter().chain(&outputs).map(|d| d.bbox).collect();
@@ -743,10 +751,21 @@ impl Scanner {
             let pads = self.params.port_reread_pads;
             self.reader.read_with_pads(image, &pill_boxes, skew, pads)?
         };
+        let label_reads = if labels.is_empty() {
+            Vec::new()
+        } else {
+            let label_boxes: Vec<BBox> = labels.iter().map(|d| d.bbox).collect();
+            self.reader.read(image, &label_boxes, skew)?
+        };
         timings.read = ms(t);
         let t = Instant::now();
-        let (promoted_ops, mut port_texts) =
+        let (mut promoted_ops, mut port_texts) =
             self.promote_ports(image, &mut nodes, &mut inputs, &mut outputs, pill_texts)?;
+        let (label_ops, mut label_reads) =
+            self.promote_labels(image, &mut nodes, &mut labels, label_reads)?;
+        // A label's box may cover only its card's title: such boxes do not vote on the layout direction.
+        let voters = nodes.len() - label_ops.len();
+        promoted_ops.extend(label_ops);
         timings.classify = ms(t);
         let boxes = |v: &[&Detection]| -> Vec<BBox> { v.iter().map(|d| d.bbox).collect() };
         let (node_boxes, label_boxes, input_boxes, output_boxes) = (
@@ -759,7 +778,7 @@ impl Scanner {
         let direction = self.layout_direction(
             image,
             crop.bbox,
-            [&node_boxes, &input_boxes, &output_boxes],
+            [&node_boxes[..voters], &input_boxes, &output_boxes],
             &label_boxes,
         );
         let direction_ms = ms(t);
@@ -789,18 +808,13 @@ impl Scanner {
         let t = Instant::now();
         let row_boxes =
             self.weight_row_boxes(image, &node_boxes[..cards], &title_boxes, &headers, skew);
-        let other_boxes: Vec<BBox> = label_boxes
-            .iter()
-            .chain(row_boxes.iter().flatten())
-            .copied()
-            .collect();
-        let mut other_texts = if other_boxes.is_empty() {
+        let all_rows: Vec<BBox> = row_boxes.iter().flatten().copied().collect();
+        let rows_texts = if all_rows.is_empty() {
             Vec::new()
         } else {
-            self.reader.read(image, &other_boxes, skew)?
+            self.reader.read(image, &all_rows, skew)?
         };
-        let rows_texts = other_texts.split_off(label_boxes.len().min(other_texts.len()));
-        let mut texts = other_texts;
+        let mut texts = std::mem::take(&mut label_reads);
         texts.append(&mut port_texts);
         texts.extend(rows_texts);
         timings.read += ms(t);
@@ -1113,6 +1127,47 @@ impl Scanner {
             kept_texts.push(text);
         }
         Ok((promoted_ops, kept_texts))
+    }
+
+    /// Moves the tensor labels whose text (`texts`, one per label) is an operator's name, and which do not lie
+    /// mostly inside a node box, to the end of `nodes` ([`ScanParams::op_named_labels_are_nodes`]); returns the classifier's predictions of the boxes moved, in
+    /// that order, and the texts of the labels left.
+    fn promote_labels<'a>(
+        &self,
+        image: &RgbImage,
+        nodes: &mut Vec<&'a Detection>,
+        labels: &mut Vec<&'a Detection>,
+        texts: Vec<TextRead>,
+    ) -> Result<(Vec<OpPrediction>, Vec<TextRead>), ScanError> {
+        if !self.params.op_named_labels_are_nodes || texts.len() != labels.len() {
+            return Ok((Vec::new(), texts));
+        }
+        let vocab = self.classifier.vocab();
+        let (mut moved, mut kept, mut kept_texts) = (Vec::new(), Vec::new(), Vec::new());
+        // Mostly inside a card, the label is a reading of that card's title, not a card of its own.
+        let in_card = |b: &BBox| {
+            (nodes.iter()).any(|n| {
+                n.bbox
+                    .intersection(b)
+                    .is_some_and(|i| i.area() >= 0.5 * b.area())
+            })
+        };
+        for (d, text) in labels.iter().zip(texts) {
+            if vocab.index_of(&text.text).is_some() && !in_card(&d.bbox) {
+                moved.push(*d);
+            } else {
+                kept.push(*d);
+                kept_texts.push(text);
+            }
+        }
+        if moved.is_empty() {
+            return Ok((Vec::new(), kept_texts));
+        }
+        let boxes: Vec<BBox> = moved.iter().map(|d| d.bbox).collect();
+        let preds = self.classifier.classify(image, &boxes)?;
+        nodes.extend(moved);
+        *labels = kept;
+        Ok((preds, kept_texts))
     }
 
     /// Reads the titles of the nodes whose classifier probability is under [`ScanParams::read_titles_below`]
