@@ -117,8 +117,7 @@ pub struct ScanParams {
     /// A tensor label whose text reads exactly as an operator's name, and which does not lie mostly (half its
     /// area) inside a node box, is taken to be a node card, as for pills ([`ScanParams::op_named_ports_are_nodes`]):
     /// a bare card (no rows) that the detector took for a label. Its box, which may cover only the card's title,
-    /// takes no part in estimating the layout direction.
-    /// Default true (`models/METRICS.md`, session 29).
+    /// takes no part in estimating the layout direction. Default true (`models/METRICS.md`, session 29).
     pub op_named_labels_are_nodes: bool,
     /// Nodes whose classifier probability is below this also have their title read by the OCR, and the
     /// reading is joined with the classifier's prediction ([`crate::title_ops`], tuned by
@@ -1130,8 +1129,8 @@ impl Scanner {
     }
 
     /// Moves the tensor labels whose text (`texts`, one per label) is an operator's name, and which do not lie
-    /// mostly inside a node box, to the end of `nodes` ([`ScanParams::op_named_labels_are_nodes`]); returns the classifier's predictions of the boxes moved, in
-    /// that order, and the texts of the labels left.
+    /// mostly inside a node box, to the end of `nodes` ([`ScanParams::op_named_labels_are_nodes`]); returns the
+    /// classifier's predictions of the boxes moved, in that order, and the texts of the labels left.
     fn promote_labels<'a>(
         &self,
         image: &RgbImage,
