@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test suite: Rust (fmt, clippy, tests), Python (data generator, training smoke tests, model checks),
+# Runs every test suite: Rust (fmt, clippy, docs, tests), Python (data generator, training smoke tests, model checks),
 # and the bindings (Python, Kotlin on the JVM, Swift on Linux). Each suite prints its own pass/fail count; the
 # last line counts the suites.
 set -uo pipefail
@@ -19,6 +19,8 @@ suite() {
 
 suite rust-fmt cargo fmt --all -- --check
 suite rust-clippy cargo clippy --release --workspace --all-targets -- -D warnings
+# Doc comments: broken or private intra-doc links fail.
+suite rust-doc env RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --workspace
 suite rust-test cargo test --release --workspace --no-fail-fast
 # The NNEF build (no ONNX parser linked; models converted at build time): lint, then compare with the ONNX models.
 nnef=(-p netron-ocr-core --no-default-features --features nnef,bundled-models)

@@ -281,9 +281,9 @@ const LATTICE_TOLERANCE: f64 = 0.08;
 /// 1. roll: for each slope `t = |tan θ|` on a grid, de-rotate every card and label box to its true height
 ///    (`(h cos θ − w sin θ) / cos 2θ`); score how well labels agree with their neighbours and how well each
 ///    card height is a lattice multiple (`1`, `1.3 + 0.6k`) of the local header height given by its
-///    [`NEIGHBOURS`] nearest labels (capped squared errors, plus a small prior towards no roll); keep the best;
-/// 2. header height per card: its own de-rotated height when it is under [`NO_ROW_RATIO`] local header heights
-///    (no rows), its height over the nearest lattice multiple when within [`LATTICE_TOLERANCE`], else the
+///    `NEIGHBOURS` nearest labels (capped squared errors, plus a small prior towards no roll); keep the best;
+/// 2. header height per card: its own de-rotated height when it is under `NO_ROW_RATIO` local header heights
+///    (no rows), its height over the nearest lattice multiple when within `LATTICE_TOLERANCE`, else the
 ///    local estimate from labels. Without labels the local height is the lowest cluster of card heights;
 /// 3. title box: the header's axis-aligned extent, `H cos θ + W sin θ` (W the de-rotated card width).
 ///
@@ -334,9 +334,9 @@ const HEADER_STEP_RATIO: f64 = 1.5;
 /// background on either side (the title text sits in the middle of the header, the first row's text `0.2 h`
 /// below it). For each row-lattice height `h = H / (ROW_BASE + ROW_PITCH · k)` of the card (`H` its height
 /// without the roll `skew_deg`, rows sampled along the roll), the step is the difference of the mean grey of the
-/// rows `0.15 h` above and below the edge, counted only when those rows are flat ([`HEADER_MAX_ROW_STD`]). The
-/// strongest step replaces the estimate when it is at least [`HEADER_MIN_STEP`], at least
-/// [`HEADER_MIN_CHANGE`] away from the estimated header, and [`HEADER_STEP_RATIO`] times the step at the
+/// rows `0.15 h` above and below the edge, counted only when those rows are flat (`HEADER_MAX_ROW_STD`). The
+/// strongest step replaces the estimate when it is at least `HEADER_MIN_STEP`, at least
+/// `HEADER_MIN_CHANGE` away from the estimated header, and `HEADER_STEP_RATIO` times the step at the
 /// estimated height (a card without rows shows its strongest step at its own bottom edge, against the canvas).
 /// Returns one box per card; cards or titles that are not usable boxes keep their title box.
 pub fn snap_title_boxes(

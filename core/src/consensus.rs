@@ -391,13 +391,13 @@ fn gemm_trans_b(
     (t != f).then_some(t > f)
 }
 
-/// The weight rows of one card read together, where the ONNX specification ties their shapes ([`ties`]):
+/// The weight rows of one card read together, where the ONNX specification ties their shapes (`ties`):
 /// - [`EQUAL_ROW_SHAPES`]: every row that reads as `name〈dims〉` votes with its dims;
 /// - `Conv`: `W〈M×C×kH×kW〉`'s first dim and `B〈M〉` (the output channels `M`, grouped or not);
 /// - [`RECURRENT_GATES`]: the directions `D` (the first dim of `W`, `R`, `B`, `P`) and the hidden size `H` (`W`'s
 ///   and `R`'s dim 1 as `G·H`, `R`'s dim 2, `B`'s dim 1 as `2G·H`, `P`'s as `3H`);
 /// - `MatMul` with a `B〈K×N〉` row, `ConvTranspose` (`W〈C×M×…〉`, `B〈M〉`, one group), `Gemm` (`B`, `C〈N〉`; `B`
-///   only where its orientation shows, [`gemm_trans_b`]).
+///   only where its orientation shows, `gemm_trans_b`).
 ///
 /// The tensor labels of the card's edges vote too where the operator fixes their dims (the channels around a
 /// `BatchNormalization` or `InstanceNormalization` and after a `Conv`, a recurrent output's `D` and `H`, a `MatMul`'s last dims, a `Gemm`'s `N` and `K`), but

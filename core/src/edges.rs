@@ -1054,7 +1054,7 @@ fn points_into_neighbour(
 /// and one counts when the ink joins it straight to the terminal (mean strength ≥ 0.5 along the chord, the
 /// strongest of three parallel chords a pixel apart). Where the distance with the most such strokes (the nearest
 /// of equals) has two or more, each becomes a terminal at its crossing, heading upstream along its stroke
-/// ([`best_ray`]); otherwise the terminal stays as found.
+/// (`best_ray`); otherwise the terminal stays as found.
 pub fn split_converging(ink: &InkMap, terminals: Vec<Terminal>, probe: f32) -> Vec<Terminal> {
     let u = ink.frame.unit();
     let mut out = Vec::with_capacity(terminals.len());

@@ -249,7 +249,7 @@ const GAP_BOTTOM: f64 = 17.0;
 /// pixel line's ink is the share of its samples departing from the body's median grey by at least 35% of the
 /// body's 99th-percentile departure (and at least 24 levels), at most 0.6 (a border or a fill line counts no
 /// more than dense text). Each zoom and shift of [`RowFit`] scores the mean ink of its rows' text lines
-/// ([`INK_TOP`]..[`INK_BOTTOM`]) less that of the blank lines below them, over the rows the box holds (at least
+/// (`INK_TOP`..`INK_BOTTOM`) less that of the blank lines below them, over the rows the box holds (at least
 /// one); the fit is the mean zoom and shift of those scoring within 1% of the best (the middle of the plateau
 /// that text a little shorter than its lines leaves). The rows keep the geometry of [`row_rects`] (height
 /// `10z`, pitch `12z`, `6z` insets) at the fitted zoom and shift, and their number is [`RowFit::count`]'s: a

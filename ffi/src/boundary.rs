@@ -1,4 +1,4 @@
-//! The panic firewall: every exported function runs its body through [`guarded`], so a panic never unwinds into
+//! The panic firewall: every exported function runs its body through `guarded`, so a panic never unwinds into
 //! foreign code. It becomes [`NetronError::Internal`] carrying the panic message instead.
 //!
 //! This relies on `panic = "unwind"` (the default); a profile with `panic = "abort"` would turn every such bug

@@ -9,7 +9,7 @@
 //!
 //! Every frame that counts towards the capture (accepted and steady) is scanned as it comes in, so a push of
 //! such a frame takes a scan's time. When the capture completes, the graphs of those `stable_frames` frames are
-//! fused by voting ([`crate::fusion`]: elements matched by box IoU, majority vote on ops and texts, elements kept
+//! fused by voting (`crate::fusion`: elements matched by box IoU, majority vote on ops and texts, elements kept
 //! when seen in most frames) into the update's `result`, whose `frames` says how many were fused. A rejected
 //! frame drops the scans collected so far (the camera moved or the view got worse).
 //!
