@@ -298,9 +298,10 @@ fn evaluate(
         let rows: Vec<&str> = n.weights.iter().map(|w| w.name.as_str()).collect();
         elements.push(Element {
             id: n.id.clone(),
-            kind: match constant_cards {
-                true => ElementKind::of_card(n.op.as_deref(), &rows),
-                false => ElementKind::Node,
+            kind: if constant_cards {
+                ElementKind::of_card(n.op.as_deref(), &rows)
+            } else {
+                ElementKind::Node
             },
             bbox: n.bbox,
         });

@@ -750,7 +750,7 @@ impl Scanner {
             let pads = self.params.port_reread_pads;
             self.reader.read_with_pads(image, &pill_boxes, skew, pads)?
         };
-        let label_reads = if labels.is_empty() {
+        let label_texts = if labels.is_empty() {
             Vec::new()
         } else {
             let label_boxes: Vec<BBox> = labels.iter().map(|d| d.bbox).collect();
@@ -760,8 +760,8 @@ impl Scanner {
         let t = Instant::now();
         let (mut promoted_ops, mut port_texts) =
             self.promote_ports(image, &mut nodes, &mut inputs, &mut outputs, pill_texts)?;
-        let (label_ops, mut label_reads) =
-            self.promote_labels(image, &mut nodes, &mut labels, label_reads)?;
+        let (label_ops, unpromoted_label_texts) =
+            self.promote_labels(image, &mut nodes, &mut labels, label_texts)?;
         // A label's box may cover only its card's title: such boxes do not vote on the layout direction.
         let voters = nodes.len() - label_ops.len();
         promoted_ops.extend(label_ops);
@@ -813,7 +813,7 @@ impl Scanner {
         } else {
             self.reader.read(image, &all_rows, skew)?
         };
-        let mut texts = std::mem::take(&mut label_reads);
+        let mut texts = unpromoted_label_texts;
         texts.append(&mut port_texts);
         texts.extend(rows_texts);
         timings.read += ms(t);
@@ -900,9 +900,12 @@ impl Scanner {
                     .filter_map(|r| weights::parse_row(&r.text, None))
                     .collect();
                 let names: Vec<&str> = (rows.iter())
-                    .map(|w| match reads_as_input(&w.name) {
-                        true => "input",
-                        false => w.name.as_str(),
+                    .map(|w| {
+                        if reads_as_input(&w.name) {
+                            "input"
+                        } else {
+                            w.name.as_str()
+                        }
                     })
                     .collect();
                 let op = ops.get(k).and_then(|p| p.op.as_deref());
