@@ -124,6 +124,10 @@ pub struct Args {
     /// `ScanParams::unconnected_port_min_confidence`).
     #[arg(long)]
     keep_unconnected_ports: bool,
+    /// Keep unconnected inputs and outputs whose name is one character or only digits when they read surely, like
+    /// any other (`ScanParams::drop_unconnected_glyph_ports` off).
+    #[arg(long)]
+    keep_glyph_ports: bool,
     /// Calibrated name confidence from which an input or output that no edge joins is kept (default: the
     /// scanner's, `ScanParams::unconnected_port_min_confidence`).
     #[arg(long, value_name = "P")]
@@ -433,6 +437,7 @@ pub fn run(args: &Args) -> u8 {
     if args.keep_unconnected_ports {
         params.unconnected_port_min_confidence = None;
     }
+    params.drop_unconnected_glyph_ports = !args.keep_glyph_ports;
     if let Some(p) = args.read_titles_below {
         params.read_titles_below = Some(p);
     }

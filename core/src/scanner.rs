@@ -35,7 +35,8 @@
 //! 7. graph evidence: fewer than [`ScanParams::min_elements`] nodes, inputs and outputs together and no edge is
 //!    not a graph (a text page or a desktop can give one spurious card); the result is then empty, like a
 //!    cropper rejection; otherwise input and output pills that no edge joins to a node are dropped unless
-//!    their name reads confidently ([`ScanParams::unconnected_port_min_confidence`]);
+//!    their name reads confidently ([`ScanParams::unconnected_port_min_confidence`]) and is more than one
+//!    character and not only digits ([`ScanParams::drop_unconnected_glyph_ports`]);
 //! 8. legibility: the height of the view's text in source pixels ([`text_height`], from the title boxes) is
 //!    reported in [`ScanResult::text_height`]; under [`ScanParams::min_text_height`] the scan adds the advisory
 //!    hint [`quality::Hint::ZoomIn`] to [`ScanResult::quality`];
@@ -161,6 +162,14 @@ pub struct ScanParams {
     /// 0.972 / 0.927 / 0.989 / 0.950 and 0.947 / 0.909 / 0.964 / 0.968 dropping every unconnected port
     /// (`models/METRICS.md`, session 26).
     pub unconnected_port_min_confidence: Option<f32>,
+    /// An input or output that no recovered edge joins to a node is dropped however sure its name reads when
+    /// that name is one character or only digits ([`reads_as_glyph`]; applied with
+    /// [`ScanParams::unconnected_port_min_confidence`]). Netron's toolbar buttons (zoom in, zoom out, sidebar,
+    /// fit: glyphs in rounded squares at the window's lower left) come out of the detector as pills that read as
+    /// one character, and numbers in windows beside the canvas as pills of digits; neither has a stroke. A true
+    /// port of such a name (`x`, `Y`, `128`) keeps its pill whenever its edge is traced. Default true (chosen on
+    /// the lifted-weight views, `models/METRICS.md`, session 30).
+    pub drop_unconnected_glyph_ports: bool,
     /// Paddings of the second crops of unsure input and output pills (labels, weight rows and titles use
     /// [`ReadParams::reread_pads`]). Default `[0.0]`: on the development split port-name match (photos /
     /// screenshots) was 0.738 / 0.872 read once, 0.742 / 0.872 re-read from pad 0.3 and 0.781 / 0.884 from pad
@@ -272,6 +281,7 @@ impl Default for ScanParams {
             names_view_min_titles: Some(2),
             snap_headers: true,
             unconnected_port_min_confidence: Some(0.95),
+            drop_unconnected_glyph_ports: true,
             port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
@@ -471,6 +481,12 @@ fn reads_as_shape(text: &str) -> bool {
 fn reads_as_input(name: &str) -> bool {
     let d = title_ops::edit_distance(name, "input");
     d <= 2 && d < title_ops::edit_distance(name, "value")
+}
+
+/// Whether a pill's name is one character or only digits, as Netron's toolbar buttons and numbers outside the
+/// graph read ([`ScanParams::drop_unconnected_glyph_ports`]).
+fn reads_as_glyph(name: &str) -> bool {
+    name.chars().count() <= 1 || name.chars().all(|c| c.is_ascii_digit())
 }
 
 /// True when `text` holds what only a card's row shows: `=` (`B = 0.5`, `kernel_shape = 3, 3`) or the angle
@@ -965,9 +981,10 @@ impl Scanner {
         }
         if let Some(min) = self.params.unconnected_port_min_confidence {
             let scale = CalibrationParams::default().port;
+            let glyphs = self.params.drop_unconnected_glyph_ports;
             found.drop_unconnected_ports(&mut edge_result.edges, |p| {
                 let c = scale.map_or(p.confidence, |s| s.apply(p.confidence, p.bbox.height()));
-                c >= min
+                c >= min && !(glyphs && reads_as_glyph(&p.name))
             });
         }
         let mut graph =
@@ -1335,6 +1352,16 @@ mod tests {
         // `value` misread, too far from `input`, or as near `value` as `input`.
         for name in ["value", "salue", "ut", "sliae", "W", ""] {
             assert!(!reads_as_input(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn toolbar_glyphs_and_numbers_read_as_glyphs_but_names_do_not() {
+        for name in ["C", "9", "⊙", "", "128", "4096"] {
+            assert!(reads_as_glyph(name), "{name}");
+        }
+        for name in ["x1", "Y_", "t344", "input.1", "12a", "data_0"] {
+            assert!(!reads_as_glyph(name), "{name}");
         }
     }
 

@@ -2,12 +2,12 @@
 //! as operators to node cards (`ScanParams::port_as_node_confidence`, `ScanParams::op_named_ports_are_nodes`),
 //! relabelling of those that read as shapes
 //! (`ScanParams::shape_text_ports_are_labels`), and dropping those that no edge joins
-//! (`ScanParams::unconnected_port_min_confidence`).
+//! (`ScanParams::unconnected_port_min_confidence`, `ScanParams::drop_unconnected_glyph_ports`).
 
 mod fixture_support;
 
 use netron_ocr_core::calibrate::CalibrationParams;
-use netron_ocr_core::graph::{parse_shape_text, GraphJson};
+use netron_ocr_core::graph::{parse_shape_text, GraphJson, Port};
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
 
@@ -31,6 +31,15 @@ fn scanner(models: &ModelSet, port_as_node_confidence: Option<f32>) -> Scanner {
 
 fn ports(g: &GraphJson) -> usize {
     g.inputs.len() + g.outputs.len()
+}
+
+/// A name of one character or only digits (`ScanParams::drop_unconnected_glyph_ports`).
+fn is_glyph(name: &str) -> bool {
+    name.chars().count() <= 1 || name.chars().all(|c| c.is_ascii_digit())
+}
+
+fn joined(p: &Port, g: &GraphJson) -> bool {
+    g.edges.iter().any(|e| e.from == p.id || e.to == p.id)
 }
 
 #[test]
@@ -189,9 +198,6 @@ fn ports_without_an_edge_are_dropped_unless_sure_and_nothing_else_changes() {
         assert_eq!(a.tensors, b.tensors, "{what}");
         assert_eq!(a.edges.len(), b.edges.len(), "{what}");
         assert!(b.check().is_empty(), "{what}: {:?}", b.check());
-        let joined = |p: &&netron_ocr_core::graph::Port, g: &GraphJson| {
-            g.edges.iter().any(|e| e.from == p.id || e.to == p.id)
-        };
         for (kept, sure, all) in [
             (&b.inputs, &c.inputs, &a.inputs),
             (&b.outputs, &c.outputs, &a.outputs),
@@ -204,11 +210,12 @@ fn ports_without_an_edge_are_dropped_unless_sure_and_nothing_else_changes() {
                 .collect();
             let names: Vec<_> = kept.iter().map(|p| (&p.name, p.bbox)).collect();
             assert_eq!(names, with_edge, "{what}");
-            assert!(kept.iter().all(|p| joined(&p, &b)), "{what}");
-            // The default keeps those and the unconnected ones that read surely.
+            assert!(kept.iter().all(|p| joined(p, &b)), "{what}");
+            // The default keeps those and the unconnected ones that read surely, unless their name is one
+            // character or only digits.
             let expected: Vec<_> = all
                 .iter()
-                .filter(|p| joined(p, &a) || p.confidence >= 0.95)
+                .filter(|p| joined(p, &a) || (p.confidence >= 0.95 && !is_glyph(&p.name)))
                 .map(|p| (&p.name, p.bbox))
                 .collect();
             let names: Vec<_> = sure.iter().map(|p| (&p.name, p.bbox)).collect();
@@ -222,4 +229,46 @@ fn ports_without_an_edge_are_dropped_unless_sure_and_nothing_else_changes() {
         }
     }
     eprintln!("ports without an edge on the fixtures: {dropped}");
+}
+
+#[test]
+fn a_toolbar_button_taken_for_a_pill_is_dropped() {
+    let models = ModelSet::bundled().expect("bundled models load");
+    let scan = |drop_glyphs: bool| {
+        let params = ScanParams {
+            drop_unconnected_glyph_ports: drop_glyphs,
+            ..ScanParams::default()
+        };
+        let scanner = Scanner::with_params(&models, params).expect("scanner");
+        let scene = fixture_support::toolbar_scene();
+        scanner.scan_file(&scene.image_path).expect("scan").graph
+    };
+    let truth = fixture_support::toolbar_scene().truth();
+    let (kept, dropped) = (scan(false), scan(true));
+    let strays = |g: &GraphJson| -> Vec<Port> {
+        (g.inputs.iter().chain(&g.outputs))
+            .filter(|p| !joined(p, g) && is_glyph(&p.name))
+            .cloned()
+            .collect()
+    };
+    // Without the rule, a button of the toolbar at the lower left stays a sure, unconnected pill that matches no
+    // true input or output.
+    let found = strays(&kept);
+    assert!(!found.is_empty(), "no stray pill: {:?}", kept.outputs);
+    for p in &found {
+        let matched =
+            (truth.inputs.iter().chain(&truth.outputs)).any(|t| t.bbox.iou(&p.bbox) >= 0.5);
+        assert!(!matched, "{p:?} is a true port");
+        assert!(
+            p.bbox.y0 > 0.8 * kept.image.height as f32,
+            "{p:?} is not in the toolbar"
+        );
+    }
+    // With it, only those pills go.
+    assert!(strays(&dropped).is_empty(), "{:?}", strays(&dropped));
+    assert_eq!(dropped.nodes, kept.nodes);
+    assert_eq!(dropped.tensors, kept.tensors);
+    assert_eq!(dropped.edges.len(), kept.edges.len());
+    assert_eq!(ports(&dropped) + found.len(), ports(&kept));
+    assert!(dropped.check().is_empty(), "{:?}", dropped.check());
 }

@@ -86,27 +86,37 @@ pub fn names_scenes() -> Vec<FixtureScene> {
     scenes_in(&repo().join("tests/fixtures/names"), [1659])
 }
 
+/// The screenshot of `tests/fixtures/toolbar` (view 67 of the lifted-weight set LIFT): a graph filling the window,
+/// whose crop takes in Netron's toolbar.
+pub fn toolbar_scene() -> FixtureScene {
+    scene_in(&repo().join("tests/fixtures/toolbar"), 67, "shot", "png")
+}
+
 /// Scenes `indices` of `dir`, each screenshot then photo. Panics when a file is missing.
 fn scenes_in(dir: &Path, indices: impl IntoIterator<Item = usize>) -> Vec<FixtureScene> {
     let mut out = Vec::new();
     for k in indices {
-        for (kind, ext) in [("shot", "png"), ("photo", "jpg")] {
-            let name = format!("{k:06}.{kind}");
-            let scene = FixtureScene {
-                image_path: dir.join(format!("{name}.{ext}")),
-                truth_path: dir.join(format!("{name}.json")),
-                name,
-                kind,
-            };
-            assert!(
-                scene.image_path.is_file() && scene.truth_path.is_file(),
-                "missing fixture {}",
-                scene.name
-            );
-            out.push(scene);
-        }
+        out.push(scene_in(dir, k, "shot", "png"));
+        out.push(scene_in(dir, k, "photo", "jpg"));
     }
     out
+}
+
+/// Scene `k` of `dir` of one kind. Panics when a file is missing.
+fn scene_in(dir: &Path, k: usize, kind: &'static str, ext: &str) -> FixtureScene {
+    let name = format!("{k:06}.{kind}");
+    let scene = FixtureScene {
+        image_path: dir.join(format!("{name}.{ext}")),
+        truth_path: dir.join(format!("{name}.json")),
+        name,
+        kind,
+    };
+    assert!(
+        scene.image_path.is_file() && scene.truth_path.is_file(),
+        "missing fixture {}",
+        scene.name
+    );
+    scene
 }
 
 /// Asserts that a detector plan runs the FPN's three ×2 upsamplings (transposed convolutions of ones in the file)
