@@ -163,7 +163,7 @@ pub struct ScanParams {
     /// (`models/METRICS.md`, session 26).
     pub unconnected_port_min_confidence: Option<f32>,
     /// An input or output that no recovered edge joins to a node is dropped however sure its name reads when
-    /// that name is one character or only digits ([`reads_as_glyph`]; applied with
+    /// that name is one character or only digits (`reads_as_glyph`; applied with
     /// [`ScanParams::unconnected_port_min_confidence`]). Netron's toolbar buttons (zoom in, zoom out, sidebar,
     /// fit: glyphs in rounded squares at the window's lower left) come out of the detector as pills that read as
     /// one character, and numbers in windows beside the canvas as pills of digits; neither has a stroke. A true
