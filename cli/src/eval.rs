@@ -193,6 +193,16 @@ pub struct Args {
     /// `ScanParams::port_reread_pads`).
     #[arg(long, value_name = "F,F", value_delimiter = ',')]
     port_reread_pads: Option<Vec<f64>>,
+    /// Paddings of each title's classifier crops, source px, comma-separated; the probabilities of the crops are
+    /// averaged (default: the scanner's, `ClassifyParams::pads`).
+    #[arg(long, value_name = "PX,PX", value_delimiter = ',')]
+    title_pads: Option<Vec<f32>>,
+    /// Cap each title crop's padding at this × the title's height (`ClassifyParams::max_pad_per_height`).
+    #[arg(long, value_name = "F")]
+    title_pad_per_height: Option<f32>,
+    /// Pad every title crop by the model's 7 px whatever its height (`ClassifyParams::max_pad_per_height` off).
+    #[arg(long)]
+    no_title_pad_cap: bool,
     /// Run each OCR crop only as wide as its text plus at least this many columns of padding instead of the 320
     /// columns it was trained at (`ReadParams::width_margin`; faster, see `models/METRICS.md`, session 12).
     #[arg(long, value_name = "COLUMNS")]
@@ -477,6 +487,15 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(pads) = &args.port_reread_pads {
         params.port_reread_pads = Vec::leak(pads.clone());
+    }
+    if let Some(pads) = &args.title_pads {
+        params.classify.pads = Vec::leak(pads.clone());
+    }
+    if let Some(k) = args.title_pad_per_height {
+        params.classify.max_pad_per_height = Some(k);
+    }
+    if args.no_title_pad_cap {
+        params.classify.max_pad_per_height = None;
     }
     if args.no_reread {
         params.read.reread_below = None;

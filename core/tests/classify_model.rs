@@ -5,8 +5,8 @@ mod fixture_support;
 
 use image::RgbImage;
 use netron_ocr_core::classify::{
-    classifier_input, estimate_title_boxes, softmax, title_crop, title_input, Classifier,
-    ClassifyParams, INPUT_H, INPUT_W,
+    classifier_input, estimate_title_boxes, softmax, title_crop, title_input, title_input_with_pad,
+    Classifier, ClassifyParams, INPUT_H, INPUT_W, TITLE_PAD,
 };
 use netron_ocr_core::graph::{BBox, Direction};
 use netron_ocr_core::models::ModelKind;
@@ -164,6 +164,56 @@ fn batching_does_not_change_the_answer() {
         .unwrap()
         .iter()
         .all(|p| p.op.is_none()));
+}
+
+#[test]
+fn several_pads_average_the_probabilities_of_their_crops() {
+    let (_, img, boxes, _) = fixture_titles()
+        .into_iter()
+        .find(|t| t.2.len() >= 3)
+        .unwrap();
+    let boxes = &boxes[..3];
+    let model = fixture_support::model(ModelKind::Classifier);
+    let probs = |pad: f32, b: &BBox| -> Vec<f32> {
+        let out = model
+            .run(title_input_with_pad(&img, b, pad).unwrap())
+            .unwrap();
+        softmax(
+            out[0]
+                .to_plain_array_view::<f32>()
+                .unwrap()
+                .as_slice()
+                .unwrap(),
+        )
+    };
+    // The default is the MODEL.md crop alone; an empty list means the same.
+    let default = classifier(ClassifyParams::default())
+        .classify(&img, boxes)
+        .unwrap();
+    let empty = classifier(ClassifyParams {
+        pads: &[],
+        ..Default::default()
+    })
+    .classify(&img, boxes)
+    .unwrap();
+    assert_eq!(default, empty);
+    for (p, b) in default.iter().zip(boxes) {
+        assert_eq!(p.probs, probs(TITLE_PAD, b));
+    }
+    // Two pads: the mean of the two crops' probabilities, which differ.
+    let two = classifier(ClassifyParams {
+        pads: &[TITLE_PAD, 2.0],
+        ..Default::default()
+    })
+    .classify(&img, boxes)
+    .unwrap();
+    for (p, b) in two.iter().zip(boxes) {
+        let (a, c) = (probs(TITLE_PAD, b), probs(2.0, b));
+        assert_ne!(a, c);
+        for ((m, x), y) in p.probs.iter().zip(&a).zip(&c) {
+            assert!((m - (x + y) / 2.0).abs() < 1e-6, "{m} vs {x}, {y}");
+        }
+    }
 }
 
 #[test]
