@@ -31,6 +31,8 @@ pub const INPUT_W: u32 = 160;
 pub const INPUT_H: u32 = 96;
 /// Padding added to the title box on every side before cropping, in source pixels.
 pub const TITLE_PAD: f32 = 7.0;
+/// Smallest padding [`ClassifyParams::max_pad_per_height`] leaves, source px.
+const MIN_CAPPED_PAD: f32 = 1.0;
 /// Per-channel (R, G, B) mean of the input normalisation (ImageNet; `train/common.py`).
 pub const MEAN: [f32; 3] = [0.485, 0.456, 0.406];
 /// Per-channel (R, G, B) standard deviation of the input normalisation.
@@ -52,8 +54,8 @@ pub struct ClassifyParams {
     /// Paddings of a title's crops, source px on every side: the prediction averages the softmax probabilities
     /// of one crop per padding. Empty: [`TITLE_PAD`] alone. Default `[TITLE_PAD]` (the MODEL.md preprocessing).
     pub pads: &'static [f32],
-    /// Caps each padding at this × the box's height, so that a small title fills more of its crop. `None`: no
-    /// cap. Default 0.5 (titles under 14 px get less than [`TITLE_PAD`]): in the pipeline (`netron-ocr eval`,
+    /// Caps each padding at this × the box's height (but not under 1 px), so that a small title fills more of
+    /// its crop. `None`: no cap. Default 0.5 (titles under 14 px get less than [`TITLE_PAD`]): in the pipeline (`netron-ocr eval`,
     /// photos / screenshots) op accuracy went from 0.886 / 0.960 to 0.899 / 0.963 on the dense views, 0.905 /
     /// 0.961 to 0.909 / 0.965 on the lifted-weight views and 0.986 / 0.985 to 0.984 / 0.984 on the development
     /// split, whose stated ops were right more often (0.995 / 0.997 to 0.995 / 0.999; the rest marked);
@@ -137,10 +139,11 @@ impl Classifier {
         for chunk in title_boxes.chunks(self.params.batch_size.max(1)) {
             let mut probs = vec![vec![0.0f32; classes]; chunk.len()];
             for &pad in pads {
+                // Never under 1 px, so that a box of no height still cuts a crop, as it did uncapped.
                 let cap = |b: &BBox| {
                     self.params
                         .max_pad_per_height
-                        .map_or(pad, |k| pad.min(k * b.height()))
+                        .map_or(pad, |k| pad.min((k * b.height()).max(MIN_CAPPED_PAD)))
                 };
                 let inputs = chunk
                     .iter()

@@ -269,4 +269,11 @@ fn bad_boxes_are_input_errors() {
             .len(),
         1
     );
+    // A box of no height or width inside the image still cuts a crop: the padding cap leaves at least 1 px.
+    for b in [
+        BBox::new(10.0, 20.0, 30.0, 20.0),
+        BBox::new(10.0, 20.0, 10.0, 26.0),
+    ] {
+        assert_eq!(clf.classify(&img, &[b]).unwrap().len(), 1, "{b:?}");
+    }
 }
