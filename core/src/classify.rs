@@ -55,12 +55,12 @@ pub struct ClassifyParams {
     /// of one crop per padding. Empty: [`TITLE_PAD`] alone. Default `[TITLE_PAD]` (the MODEL.md preprocessing).
     pub pads: &'static [f32],
     /// Caps each padding at this × the box's height (but not under 1 px), so that a small title fills more of
-    /// its crop. `None`: no cap. Default 0.5 (titles under 14 px get less than [`TITLE_PAD`]): in the pipeline (`netron-ocr eval`,
-    /// photos / screenshots) op accuracy went from 0.886 / 0.960 to 0.899 / 0.963 on the dense views, 0.905 /
-    /// 0.961 to 0.909 / 0.965 on the lifted-weight views and 0.986 / 0.985 to 0.984 / 0.984 on the development
-    /// split, whose stated ops were right more often (0.995 / 0.997 to 0.995 / 0.999; the rest marked);
-    /// averaging the crops of pads 7 and 4 instead gave 0.889 / 0.959 and 0.984 / 0.984 for twice the
-    /// classifier's time (`models/METRICS.md`, session 30).
+    /// its crop. `None`: no cap. Default 0.5 (titles under 14 px get less than [`TITLE_PAD`]): in the pipeline
+    /// (`netron-ocr eval`, photos / screenshots) op accuracy went from 0.886 / 0.960 to 0.899 / 0.963 on the
+    /// dense views, 0.905 / 0.961 to 0.909 / 0.965 on the lifted-weight views and 0.986 / 0.985 to 0.984 / 0.984
+    /// on the development split, whose stated ops were right more often (0.995 / 0.997 to 0.995 / 0.999; the
+    /// rest marked); averaging the crops of pads 7 and 4 instead gave 0.889 / 0.959 and 0.984 / 0.984 for twice
+    /// the classifier's time (`models/METRICS.md`, session 30).
     pub max_pad_per_height: Option<f32>,
 }
 
