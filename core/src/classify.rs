@@ -283,20 +283,17 @@ pub fn title_input(image: &RgbImage, title: &BBox) -> Result<Tensor, ScanError> 
 
 /// [`title_input`] of the box grown by `pad` source px instead of [`TITLE_PAD`].
 pub fn title_input_with_pad(image: &RgbImage, title: &BBox, pad: f32) -> Result<Tensor, ScanError> {
-    let per = (3 * INPUT_W * INPUT_H) as usize;
-    let tract = |e| ScanError::inference(STAGE, e);
-    let mut t = Tensor::zero::<f32>(&[1, 3, INPUT_H as usize, INPUT_W as usize]).map_err(tract)?;
-    {
-        let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
-        let data = plain.as_slice_mut::<f32>().map_err(tract)?;
-        normalise_into(&title_crop_with_pad(image, title, pad)?, &mut data[..per]);
-    }
-    Ok(t)
+    stacked_input(image, std::slice::from_ref(title), pad)
 }
 
 /// The classifier input for `boxes` stacked: float32 `[N, 3, 96, 160]` (N = `boxes.len()`, which must be ≥ 1 for
 /// [`Model::run`] to accept it), item `i` equal to [`title_input`] of `boxes[i]`. Errors: see [`title_crop`].
 pub fn classifier_input(image: &RgbImage, boxes: &[BBox]) -> Result<Tensor, ScanError> {
+    stacked_input(image, boxes, TITLE_PAD)
+}
+
+/// [`classifier_input`] with each box grown by `pad` source px.
+fn stacked_input(image: &RgbImage, boxes: &[BBox], pad: f32) -> Result<Tensor, ScanError> {
     let per = (3 * INPUT_W * INPUT_H) as usize;
     let shape = [boxes.len(), 3, INPUT_H as usize, INPUT_W as usize];
     let tract = |e| ScanError::inference(STAGE, e);
@@ -305,7 +302,7 @@ pub fn classifier_input(image: &RgbImage, boxes: &[BBox]) -> Result<Tensor, Scan
         let mut plain = t.try_as_plain_ram_mut().map_err(tract)?;
         let data = plain.as_slice_mut::<f32>().map_err(tract)?;
         for (b, out) in boxes.iter().zip(data.chunks_exact_mut(per)) {
-            normalise_into(&title_crop(image, b)?, out);
+            normalise_into(&title_crop_with_pad(image, b, pad)?, out);
         }
     }
     Ok(t)
