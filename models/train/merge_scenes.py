@@ -19,19 +19,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import sys
 from pathlib import Path
 
-from train.common import is_held_out, scenes_dir
-
-SCENE_FILE = re.compile(r"^(\d+)\.(photo|shot)\.json$")
-
-
-def scene_indices(folder: Path) -> list[int]:
-    """The indices of the scenes in `folder` (a dataset or a scenes folder) with at least one truth file."""
-    root = scenes_dir(folder)
-    return sorted({int(m.group(1)) for f in root.iterdir() if (m := SCENE_FILE.match(f.name))})
+from train.common import is_held_out, list_scene_images, scenes_dir
 
 
 def split_sources(datasets: list[Path], views: list[Path], seed: int,
@@ -42,7 +33,7 @@ def split_sources(datasets: list[Path], views: list[Path], seed: int,
     for folder, keeps_split in [*((d, True) for d in datasets), *((v, False) for v in views)]:
         rng = random.Random(f"s{seed}:{Path(folder).name}")
         root = scenes_dir(folder)
-        for k in scene_indices(folder):
+        for k in sorted({im.index for im in list_scene_images(root)}):
             out = is_held_out(k) if keeps_split else rng.random() < held_fraction
             (held if out else train).append((root, k))
     return train, held
