@@ -84,6 +84,14 @@ pub struct Args {
     /// Keep overlapping detections of different classes (measures what cross-class NMS adds).
     #[arg(long)]
     no_cross_class_nms: bool,
+    /// Best node-card score under which an image is taken to show no graph (default: the scanner's,
+    /// `ScanParams::min_node_score`; 0 returns every image's graph, to measure the gate's margin).
+    #[arg(long, value_name = "P")]
+    min_node_score: Option<f32>,
+    /// Share of node cards (when 4 or more) that edges must join, or the image is taken to show no graph
+    /// (default: the scanner's, `ScanParams::min_connected_share`; 0 turns the rule off).
+    #[arg(long, value_name = "P")]
+    min_connected_share: Option<f32>,
     /// OCR confidence under which a tensor label that does not read as a shape is dropped (default: the
     /// scanner's, `ScanParams::min_label_confidence`).
     #[arg(long, value_name = "P")]
@@ -201,7 +209,7 @@ pub struct Args {
     #[arg(long, value_name = "F")]
     title_pad_per_height: Option<f32>,
     /// Pad every title crop by the model's 7 px whatever its height (`ClassifyParams::max_pad_per_height` off).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "title_pad_per_height")]
     no_title_pad_cap: bool,
     /// Run each OCR crop only as wide as its text plus at least this many columns of padding instead of the 320
     /// columns it was trained at (`ReadParams::width_margin`; faster, see `models/METRICS.md`, session 12).
@@ -430,6 +438,12 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.no_zoom {
         params.detect.zoom = None;
+    }
+    if let Some(p) = args.min_node_score {
+        params.min_node_score = p;
+    }
+    if let Some(p) = args.min_connected_share {
+        params.min_connected_share = Some(p);
     }
     if let Some(p) = args.port_as_node_confidence {
         params.port_as_node_confidence = Some(p);

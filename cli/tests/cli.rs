@@ -187,6 +187,22 @@ fn usage_errors_exit_with_2() {
     assert_eq!(run(&["validate"]).status.code(), Some(2));
     assert_eq!(run(&["quality"]).status.code(), Some(2));
     assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+    let both = run(&[
+        "eval",
+        "--images",
+        ".",
+        "--truth",
+        ".",
+        "--title-pad-per-height",
+        "0.5",
+        "--no-title-pad-cap",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(
+        stderr(&both).contains("cannot be used with"),
+        "{}",
+        stderr(&both)
+    );
     let help = run(&["--help"]);
     assert_eq!(help.status.code(), Some(0));
     for sub in ["validate", "quality"] {

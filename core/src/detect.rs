@@ -594,7 +594,7 @@ pub fn postprocess(
     peaks.truncate(params.top_k);
     let dets: Vec<RawDetection> = peaks
         .iter()
-        .map(|&(score, flat)| {
+        .filter_map(|&(score, flat)| {
             let (c, cell) = (flat / n, flat % n);
             let (j, i) = (cell / cols, cell % cols);
             let s = STRIDE as f64;
@@ -613,11 +613,12 @@ pub fn postprocess(
                     (y0 + b[3] * sy).clamp(y0, y1),
                 ];
             }
-            RawDetection {
+            // A peak in the padding beyond the crop clips to an empty box: nothing to read there.
+            (b[2] > b[0] && b[3] > b[1]).then_some(RawDetection {
                 class: c,
                 bbox: b,
                 score,
-            }
+            })
         })
         .collect();
     nms(&dets, params.nms_iou)
@@ -954,6 +955,26 @@ mod tests {
     }
 
     #[test]
+    fn a_peak_in_the_padding_beyond_the_crop_is_dropped() {
+        // Content 512 × 288 of a 512 × 320 input: rows 72..80 are padding. A small box centred at row 78 lies
+        // wholly below the crop and would clip to zero height; one straddling the edge is kept, clipped.
+        let lb = Letterbox::for_crop([100.0, 200.0, 1124.0, 776.0]);
+        let (rows, cols) = lb.grid();
+        let n = rows * cols;
+        let mut g = grids(rows, cols);
+        for (j, i, h) in [(78, 20, 8f32), (72, 60, 12f32)] {
+            let cell = j * cols + i;
+            g.0[cell] = 3.0;
+            g.1[cell] = (20f32).ln();
+            g.1[n + cell] = h.ln();
+        }
+        let d = postprocess(&maps(&g, rows, cols), Some(&lb), &DetectParams::default());
+        assert_eq!(d.len(), 1, "{d:?}");
+        let b = d[0].bbox;
+        assert!(b[3] == 776.0 && b[1] < b[3] && b[0] > 200.0, "{b:?}");
+    }
+
+    #[test]
     fn trimmed_and_square_grids_decode_alike() {
         // The same peaks at the same cells of the trimmed grid and of the square one give the same detections
         // (the padding only adds cells to the right and below).
@@ -983,7 +1004,8 @@ mod tests {
         let p = DetectParams::default();
         let dt = postprocess(&maps(&t, rows, cols), Some(&lb), &p);
         let ds = postprocess(&maps(&s, srows, scols), Some(&sq), &p);
-        assert_eq!(dt.len(), 4);
+        // The peak at row 79 lies in the padding below the 284 content rows' 71 cells, 1 px tall: dropped.
+        assert_eq!(dt.len(), 3);
         assert_eq!(dt, ds);
     }
 

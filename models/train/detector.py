@@ -398,7 +398,7 @@ def postprocess(heatmap: np.ndarray, size: np.ndarray, offset: np.ndarray, lb: L
     2. Keep the top_k peaks by p (all classes together; ties broken by flat index c·rows·cols + j·cols + i).
     3. Box in input px: centre ((i + offset[0,j,i])·4, (j + offset[1,j,i])·4), width exp(size[0,j,i]),
        height exp(size[1,j,i]). If `lb` is given, map to source pixels (`Letterbox.to_source`) and clip to the
-       crop box.
+       crop box; a box the clip empties (a peak in the padding beyond the crop) is dropped.
     4. Class-wise greedy NMS: in descending score order, drop a box whose IoU with a kept box of the same class
        exceeds nms_iou. Output is in descending score order.
     """
@@ -423,6 +423,8 @@ def postprocess(heatmap: np.ndarray, size: np.ndarray, offset: np.ndarray, lb: L
         x0, y0, x1, y1 = lb.crop
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(x0, x1)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(y0, y1)
+        full = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
+        boxes, scores, c = boxes[full], scores[full], c[full]
     keep = nms(boxes, scores, c, nms_iou)
     return boxes[keep], scores[keep].astype(np.float64), c[keep]
 
