@@ -249,6 +249,13 @@ pub struct Args {
     /// OCR confidence under which a weight row is left out (default: the scanner's).
     #[arg(long, value_name = "P")]
     min_weight_confidence: Option<f32>,
+    /// OCR confidence from which a weight row named by its operator's inputs is kept (default: the scanner's,
+    /// `ScanParams::min_named_row_confidence`).
+    #[arg(long, value_name = "P", conflicts_with = "no_row_names")]
+    min_named_row_confidence: Option<f32>,
+    /// Do not look at the weight rows' names (measures what `ScanParams::min_named_row_confidence` adds).
+    #[arg(long)]
+    no_row_names: bool,
     /// Grow the cropper's box over content it cut off (`ScanParams::grow_crop`, off by default).
     #[arg(long)]
     grow_crop: bool,
@@ -553,6 +560,12 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(p) = args.min_weight_confidence {
         params.min_weight_confidence = p;
+    }
+    if let Some(p) = args.min_named_row_confidence {
+        params.min_named_row_confidence = Some(p);
+    }
+    if args.no_row_names {
+        params.min_named_row_confidence = None;
     }
     if args.grow_crop {
         params.grow_crop = Some(netron_ocr_core::crop::GrowParams::default());

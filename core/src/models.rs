@@ -89,6 +89,9 @@ pub const MAX_SHAPE_PLANS: usize = 8;
 
 /// The operator vocabulary shipped with the models (`models/vocab.json`, parsed by [`Vocab`]).
 pub const VOCAB_JSON: &str = include_str!("../../models/vocab.json");
+/// The ONNX input and attribute names of the vocabulary's operators (`models/op_rows.json`, parsed by
+/// [`crate::weights::OpRows`]).
+pub const OP_ROWS_JSON: &str = include_str!("../../models/op_rows.json");
 /// The OCR alphabet shipped with the models (`models/ocr_alphabet.json`, parsed by [`Alphabet`]).
 pub const ALPHABET_JSON: &str = include_str!("../../models/ocr_alphabet.json");
 

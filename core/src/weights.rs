@@ -10,12 +10,18 @@
 //! [`fitted_rows`] then moves and spaces the rows onto the text lines of the card's body, where a photo's
 //! perspective leaves the shared zoom a few percent off, and adds a row the box is too short to hold;
 //! [`RowRect::trim`] cuts a row at its last ink column so that short rows in wide cards are not squashed by the
-//! OCR's resize; [`parse_row`] turns a row's OCR text into a schema [`Weight`].
+//! OCR's resize; [`parse_row`] turns a row's OCR text into a schema [`Weight`], and [`OpRows::name`] tells from
+//! the operator's ONNX names whether it names an initializer input or an attribute.
+
+use std::collections::HashMap;
 
 use image::RgbImage;
+use serde::Deserialize;
 
 use crate::graph::{parse_shape_text, BBox, Weight};
+use crate::models::ModelError;
 use crate::resample::luma;
+use crate::title_ops::edit_distance;
 
 /// Header height in row-geometry units (`z`).
 const HEADER: f64 = 20.0;
@@ -525,4 +531,114 @@ pub fn parse_row(text: &str, bbox: Option<BBox>) -> Option<Weight> {
         text: value.to_owned(),
         bbox,
     })
+}
+
+/// The names a card's rows may carry, per operator: its ONNX input names (initializer rows, `W〈64×3×7×7〉`,
+/// `B = 0.5`) and attribute names (`kernel_shape = 3, 3`, drawn like a scalar input when Netron shows
+/// attributes), over every version of the operator up to the vocabulary's opset (`models/op_rows.json`, written
+/// by `python -m datagen op-rows`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpRows {
+    ops: HashMap<String, OpRowNames>,
+}
+
+/// One operator's row names ([`OpRows`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct OpRowNames {
+    /// Input names, the newest version's in order, then those only older versions have.
+    pub inputs: Vec<String>,
+    /// Attribute names, sorted.
+    pub attributes: Vec<String>,
+}
+
+/// What a row's name says the row is ([`OpRows::name`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowName {
+    /// An input of the operator: the name as the schema spells it (mended when the reading was a few edits off).
+    Input(String),
+    /// An attribute of the operator: not a weight.
+    Attribute,
+    /// An operator without names, or a name not clearly nearest one input or one attribute.
+    Unknown,
+}
+
+#[derive(Deserialize)]
+struct OpRowsFile {
+    version: u32,
+    operators: HashMap<String, OpRowNames>,
+}
+
+impl OpRows {
+    /// Parses `op_rows.json` (`{"version": 1, "operators": {op: {"inputs": [...], "attributes": [...]}}}`; other
+    /// keys are ignored). Errors: malformed JSON, version ≠ 1, an empty name.
+    pub fn from_json(text: &str) -> Result<OpRows, ModelError> {
+        let bad = |message: String| ModelError::Metadata {
+            file: "op_rows.json".to_owned(),
+            message,
+        };
+        let file: OpRowsFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if file.version != 1 {
+            return Err(bad(format!("version {} is not 1", file.version)));
+        }
+        for (op, names) in &file.operators {
+            if names
+                .inputs
+                .iter()
+                .chain(&names.attributes)
+                .any(|n| n.is_empty())
+            {
+                return Err(bad(format!("{op}: an empty name")));
+            }
+        }
+        Ok(OpRows {
+            ops: file.operators,
+        })
+    }
+
+    /// The row names of `op`, if it has any here.
+    pub fn get(&self, op: &str) -> Option<&OpRowNames> {
+        self.ops.get(op)
+    }
+
+    /// What the row name `read` (an OCR reading, trimmed) means on a card of `op`. An exact input name is
+    /// [`RowName::Input`], else an exact attribute name [`RowName::Attribute`]; otherwise the nearest name within
+    /// `⌊len / 3⌋` edits of the reading (len: that name's characters), when no other name is as near: an input's
+    /// name mends the reading. Two names equally near, none near enough, or an operator not listed:
+    /// [`RowName::Unknown`].
+    pub fn name(&self, op: &str, read: &str) -> RowName {
+        let read = read.trim();
+        let Some(names) = self.ops.get(op).filter(|_| !read.is_empty()) else {
+            return RowName::Unknown;
+        };
+        if names.inputs.iter().any(|n| n == read) {
+            return RowName::Input(read.to_owned());
+        }
+        if names.attributes.iter().any(|n| n == read) {
+            return RowName::Attribute;
+        }
+        let inputs = names.inputs.iter().map(|n| (n, true));
+        let attributes = names.attributes.iter().map(|n| (n, false));
+        let mut best: Option<(usize, &String, bool)> = None;
+        let mut tied = false;
+        for (name, input) in inputs.chain(attributes) {
+            let d = edit_distance(read, name);
+            if d > name.chars().count() / 3 {
+                continue;
+            }
+            match best {
+                // An input renamed to an attribute by a later version is listed twice: not a tie.
+                Some((bd, bn, _)) if d == bd => tied |= bn != name,
+                Some((bd, _, _)) if d > bd => {}
+                _ => {
+                    best = Some((d, name, input));
+                    tied = false;
+                }
+            }
+        }
+        match best {
+            Some((_, name, true)) if !tied => RowName::Input(name.clone()),
+            Some((_, _, false)) if !tied => RowName::Attribute,
+            _ => RowName::Unknown,
+        }
+    }
 }

@@ -5,9 +5,10 @@ mod fixture_support;
 
 use image::{Rgb, RgbImage};
 use netron_ocr_core::graph::{BBox, Dim};
+use netron_ocr_core::models::OP_ROWS_JSON;
 use netron_ocr_core::weights::{
-    fitted_rows, parse_row, row_rects, row_rects_zoomed, shared_headers, title_zoom, RowCount,
-    RowFit,
+    fitted_rows, parse_row, row_rects, row_rects_zoomed, shared_headers, title_zoom, OpRows,
+    RowCount, RowFit, RowName,
 };
 use serde_json::Value;
 
@@ -451,4 +452,56 @@ fn row_texts_become_weights() {
     assert!(parse_row("", None).is_none());
     assert!(parse_row("〈64〉", None).is_none());
     assert!(parse_row("Conv", None).is_none());
+}
+
+#[test]
+fn row_names_tell_inputs_from_attributes_and_mend_misreadings() {
+    let rows = OpRows::from_json(OP_ROWS_JSON).expect("bundled op_rows.json parses");
+    let input = |s: &str| RowName::Input(s.to_owned());
+    // Misreadings seen on the development split's screenshots.
+    for (op, read, want) in [
+        ("Conv", "W", input("W")),
+        ("Conv", "strdes", RowName::Attribute),
+        ("Conv", "lemel_shape", RowName::Attribute),
+        ("DequantizeLinear", "axs", RowName::Attribute),
+        ("DequantizeLinear", "x_scale", input("x_scale")),
+        ("BatchNormalization", "epsion", RowName::Attribute),
+        ("BatchNormalization", "input_mean", input("input_mean")),
+        // An older opset's name (Netron shows `mean` before opset 14).
+        ("BatchNormalization", "mean", input("mean")),
+        ("Slice", "aoxes", input("axes")),
+        ("Gather", "andices", input("indices")),
+        ("LayerNormalization", "Sscale", input("Scale")),
+        // Single characters: exact only.
+        ("Gemm", "D", RowName::Unknown),
+        // Too far from every name, an empty name, an operator not listed.
+        ("Conv", "zzzzzz", RowName::Unknown),
+        ("Conv", " ", RowName::Unknown),
+        ("NotAnOp", "W", RowName::Unknown),
+    ] {
+        assert_eq!(rows.name(op, read), want, "{op} {read:?}");
+    }
+    // `mix` is one edit from both `min` and `max`: a tie says nothing.
+    assert_eq!(rows.name("Clip", "mix"), RowName::Unknown);
+    assert_eq!(
+        rows.get("Conv").map(|r| &r.inputs[..]),
+        Some(&["X".to_owned(), "W".to_owned(), "B".to_owned()][..])
+    );
+}
+
+#[test]
+fn op_rows_refuse_bad_files() {
+    assert!(OpRows::from_json("not json").is_err());
+    assert!(OpRows::from_json(r#"{"version": 2, "operators": {}}"#).is_err());
+    assert!(OpRows::from_json(
+        r#"{"version": 1, "operators": {"Conv": {"inputs": [""], "attributes": []}}}"#
+    )
+    .is_err());
+    let ok = OpRows::from_json(
+        r#"{"version": 1, "operators": {"Conv": {"inputs": ["W"], "attributes": []}}}"#,
+    );
+    assert_eq!(
+        ok.expect("parses").name("Conv", "W"),
+        RowName::Input("W".to_owned())
+    );
 }

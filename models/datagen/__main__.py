@@ -3,11 +3,14 @@
     python -m datagen build --seed 1 --scenes 20000 --out DIR [--workers 2] [--start 0]
     python -m datagen sheet --data DIR --out sheet.png [--n 16] [--seed 0] [--full]
     python -m datagen priors --seed 1 --scenes 4000 [--write]
+    python -m datagen op-rows [--write]
 
 `build` writes DIR/scenes/, DIR/classifier/index.jsonl, DIR/ocr/index.jsonl and DIR/manifest.json (docs/dataset.md);
 it resumes a stopped build. `sheet` draws a contact sheet of random scenes with their annotations. `priors` counts
 the nodes of each operator in the random graphs of the training split of scenes 0..N-1 (graphs only, nothing is
-rendered) and, with `--write`, stores the counts in `models/vocab.json` as `train_nodes`.
+rendered) and, with `--write`, stores the counts in `models/vocab.json` as `train_nodes`. `op-rows` prints the
+ONNX input and attribute names of each operator (`datagen/op_rows.py`) and, with `--write`, stores them in
+`models/op_rows.json`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--scenes", type=int, required=True, help="scenes 0..N-1 (the held-out ones are left out)")
     p.add_argument("--write", action="store_true", help="store the counts in models/vocab.json")
+    r = sub.add_parser("op-rows", help="ONNX input and attribute names of each operator (models/op_rows.json)")
+    r.add_argument("--write", action="store_true", help="store them in models/op_rows.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
@@ -62,6 +67,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.write:
             write_train_nodes(counts)
             print(f"wrote train_nodes to {VOCAB_PATH}", file=sys.stderr)
+        return 0
+    if args.command == "op-rows":
+        from .op_rows import OP_ROWS_PATH, op_rows, render, write
+
+        if args.write:
+            write()
+            print(f"wrote {OP_ROWS_PATH}", file=sys.stderr)
+        else:
+            print(render(op_rows()), end="")
         return 0
     from .contact_sheet import make_sheet
 
