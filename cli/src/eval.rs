@@ -88,8 +88,8 @@ pub struct Args {
     /// `ScanParams::min_node_score`; 0 returns every image's graph, to measure the gate's margin).
     #[arg(long, value_name = "P")]
     min_node_score: Option<f32>,
-    /// Share of node cards (when 4 or more) that edges must join, or the image is taken to show no graph
-    /// (default: the scanner's, `ScanParams::min_connected_share`; 0 turns the rule off).
+    /// Share of node cards (from 2 cards up, `CONNECTED_SHARE_MIN_NODES`) that edges must join, or the image is
+    /// taken to show no graph (default: the scanner's, `ScanParams::min_connected_share`; 0 turns the rule off).
     #[arg(long, value_name = "P")]
     min_connected_share: Option<f32>,
     /// OCR confidence under which a tensor label that does not read as a shape is dropped (default: the

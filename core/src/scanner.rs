@@ -1018,14 +1018,16 @@ impl Scanner {
                 .zip(&row_strings)
                 .filter_map(|((b, r), text)| {
                     let mut w = weights::parse_row(text, Some(*b))?;
-                    let named = self.params.min_named_row_confidence.zip(op);
-                    let min = match named.map(|(min, op)| (min, self.op_rows.name(op, &w.name))) {
-                        Some((min, RowName::Input(name))) => {
-                            w.name = name;
-                            min
-                        }
-                        Some((_, RowName::Attribute)) => return None,
-                        Some((_, RowName::Unknown)) | None => self.params.min_weight_confidence,
+                    let min = match self.params.min_named_row_confidence.zip(op) {
+                        Some((min, op)) => match self.op_rows.name(op, &w.name) {
+                            RowName::Input(name) => {
+                                w.name = name;
+                                min
+                            }
+                            RowName::Attribute => return None,
+                            RowName::Unknown => self.params.min_weight_confidence,
+                        },
+                        None => self.params.min_weight_confidence,
                     };
                     (r.confidence >= min).then_some(w)
                 })
@@ -1298,14 +1300,9 @@ impl Scanner {
         }
         let (vocab, alphabet) = (self.classifier.vocab(), self.reader.alphabet());
         // A title the OCR cannot crop (its box lies off the image) keeps the classifier's answer.
-        let readable = |b: &BBox| {
-            read::text_region(image.width(), image.height(), b, alphabet.crop_pad_fraction)
-                .is_some()
-        };
-        let nodes: Vec<usize> = nodes
-            .iter()
-            .copied()
-            .filter(|&i| readable(&title_boxes[i]))
+        let (w, h, pad) = (image.width(), image.height(), alphabet.crop_pad_fraction);
+        let nodes: Vec<usize> = (nodes.iter().copied())
+            .filter(|&i| read::text_region(w, h, &title_boxes[i], pad).is_some())
             .collect();
         let boxes: Vec<BBox> = nodes.iter().map(|&i| title_boxes[i]).collect();
         let min_confidence = self.classifier.params().min_confidence;

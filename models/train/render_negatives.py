@@ -3,7 +3,8 @@
     python -m train.render_negatives --out DIR [--scenes 150] [--seed 606]
 
 A phone pointed at something else must get an empty graph back, and the scanner decides that from the detector's
-best card score (`ScanParams::min_node_score`). The detector is trained on Netron canvases and the desktop around
+best card score (`ScanParams::min_node_score`) and from how many cards the recovered edges join
+(`ScanParams::min_connected_share`). The detector is trained on Netron canvases and the desktop around
 them, so card-like things it has never been told are not cards (solid buttons, tag pills, window controls, form
 fields, table headers) can score close to real cards. These scenes teach it otherwise: each is a procedurally drawn
 screen of toolbars, buttons, pills, forms, tables, lists and text (no card with a title bar and rows, no edges), in
