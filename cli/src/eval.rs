@@ -256,6 +256,9 @@ pub struct Args {
     /// Do not look at the weight rows' names (measures what `ScanParams::min_named_row_confidence` adds).
     #[arg(long)]
     no_row_names: bool,
+    /// Name each weight row alone, not mended by its card's schema order (`ScanParams::row_order`).
+    #[arg(long)]
+    no_row_order: bool,
     /// Grow the cropper's box over content it cut off (`ScanParams::grow_crop`, off by default).
     #[arg(long)]
     grow_crop: bool,
@@ -566,6 +569,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.no_row_names {
         params.min_named_row_confidence = None;
+    }
+    if args.no_row_order {
+        params.row_order = false;
     }
     if args.grow_crop {
         params.grow_crop = Some(netron_ocr_core::crop::GrowParams::default());

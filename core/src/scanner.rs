@@ -238,6 +238,14 @@ pub struct ScanParams {
     /// 0.954 at 0.01, 0.693 / 0.856; 0.869 / 0.945 at 0.02 and 0.663 / 0.864; 0.829 / 0.932 at 0.05, no other
     /// figure moving (`models/METRICS.md`, session 33).
     pub min_named_row_confidence: Option<f32>,
+    /// With names looked at ([`ScanParams::min_named_row_confidence`]), a card's rows are named together, in
+    /// the operator's order ([`weights::OpRows::name_rows`]): a row whose name is unclear, or one of two rows
+    /// read as one input, takes the one free input name that keeps the order. A row named only so keeps
+    /// [`ScanParams::min_weight_confidence`]. Default on: weight-row recall / precision on the development
+    /// split's screenshots 0.890 / 0.954 → 0.892 / 0.956 (photos unchanged, 0.707 / 0.852), on LIFT's photos
+    /// 0.459 / 0.807 → 0.461 / 0.811 and screenshots 0.780 / 0.917 → 0.786 / 0.925 (`models/METRICS.md`,
+    /// session 34).
+    pub row_order: bool,
     /// Rows are cut at their last column departing from the row's median grey by this share of the row's
     /// largest departure ([`weights::RowRect::trim`]; default 0.35).
     pub weight_trim_fraction: f32,
@@ -319,6 +327,7 @@ impl Default for ScanParams {
             row_header_neighbours: Some(12),
             min_weight_confidence: 0.1,
             min_named_row_confidence: Some(0.01),
+            row_order: true,
             weight_trim_fraction: 0.35,
             row_left_slack: 0.3,
             row_fit: Some(RowFit::default()),
@@ -1012,22 +1021,43 @@ impl Scanner {
                     params,
                 );
             }
-            let weights: Vec<Weight> = row_boxes[k]
+            let parsed: Vec<Option<Weight>> = row_boxes[k]
                 .iter()
-                .zip(reads)
                 .zip(&row_strings)
-                .filter_map(|((b, r), text)| {
-                    let mut w = weights::parse_row(text, Some(*b))?;
-                    let min = match self.params.min_named_row_confidence.zip(op) {
-                        Some((min, op)) => match self.op_rows.name(op, &w.name) {
-                            RowName::Input(name) => {
-                                w.name = name;
-                                min
+                .map(|(b, text)| weights::parse_row(text, Some(*b)))
+                .collect();
+            // Each row's name read alone, and the card's rows named together.
+            let read: Vec<&str> = parsed
+                .iter()
+                .map(|w| w.as_ref().map_or("", |w| w.name.as_str()))
+                .collect();
+            let named_op = op.filter(|_| self.params.min_named_row_confidence.is_some());
+            let alone: Vec<RowName> = match named_op {
+                Some(op) => read.iter().map(|r| self.op_rows.name(op, r)).collect(),
+                None => vec![RowName::Unknown; read.len()],
+            };
+            let together = match named_op {
+                Some(op) if self.params.row_order => self.op_rows.name_rows(op, &read),
+                _ => alone.clone(),
+            };
+            let named_min = self.params.min_named_row_confidence.unwrap_or(0.0);
+            let weights: Vec<Weight> = parsed
+                .into_iter()
+                .zip(reads)
+                .zip(alone.into_iter().zip(together))
+                .filter_map(|((w, r), (alone, name))| {
+                    let mut w = w?;
+                    let min = match name {
+                        // A name only the order gives keeps the unnamed rows' threshold.
+                        RowName::Input(name) => {
+                            w.name = name;
+                            match alone {
+                                RowName::Unknown => self.params.min_weight_confidence,
+                                _ => named_min,
                             }
-                            RowName::Attribute => return None,
-                            RowName::Unknown => self.params.min_weight_confidence,
-                        },
-                        None => self.params.min_weight_confidence,
+                        }
+                        RowName::Attribute => return None,
+                        RowName::Unknown => self.params.min_weight_confidence,
                     };
                     (r.confidence >= min).then_some(w)
                 })

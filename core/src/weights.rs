@@ -641,4 +641,92 @@ impl OpRows {
             _ => RowName::Unknown,
         }
     }
+
+    /// [`OpRows::name`] for every row of one card, top to bottom, then mended by order. Netron lists a card's
+    /// inputs in the operator's order, each once, so a row left [`RowName::Unknown`] (`aoxxes` between `ends`
+    /// and `steps`), or one of two rows read as the same input (`input_mean` read as `input_var` above the true
+    /// `input_var`), takes an input name no row holds when that is the only such name that keeps the card's
+    /// named rows in schema order and lies within `⌊len / 2⌋` edits of its reading (len: the name's
+    /// characters, so one-letter names are never moved to), nearer than every name that is only an attribute. Of two repeated rows only one may move; moves that
+    /// claim one name, or together break the order, are all dropped. Names repeated by variadic inputs (`inputs`
+    /// of `Concat`) have no free name to move to and stay.
+    pub fn name_rows(&self, op: &str, reads: &[&str]) -> Vec<RowName> {
+        let mut named: Vec<RowName> = reads.iter().map(|r| self.name(op, r)).collect();
+        let Some(names) = self.ops.get(op) else {
+            return named;
+        };
+        let index = |n: &RowName| match n {
+            RowName::Input(name) => names.inputs.iter().position(|i| i == name),
+            _ => None,
+        };
+        let indices: Vec<Option<usize>> = named.iter().map(index).collect();
+        let in_order = |idx: &[Option<usize>]| {
+            let held: Vec<usize> = idx.iter().flatten().copied().collect();
+            held.windows(2).all(|w| w[0] < w[1])
+        };
+        let fits = |r: usize| -> Vec<usize> {
+            let read = reads[r].trim();
+            let attribute = names
+                .attributes
+                .iter()
+                .filter(|a| !names.inputs.contains(a))
+                .map(|a| edit_distance(read, a))
+                .min()
+                .unwrap_or(usize::MAX);
+            (0..names.inputs.len())
+                .filter(|&k| {
+                    let name = &names.inputs[k];
+                    let d = edit_distance(read, name);
+                    let mut moved = indices.clone();
+                    moved[r] = Some(k);
+                    !indices.contains(&Some(k))
+                        && d <= name.chars().count() / 2
+                        && d < attribute
+                        && in_order(&moved)
+                })
+                .collect()
+        };
+        let mut moves: Vec<(usize, usize)> = Vec::new();
+        for r in 0..named.len() {
+            if named[r] == RowName::Unknown && !reads[r].trim().is_empty() {
+                if let [k] = fits(r)[..] {
+                    moves.push((r, k));
+                }
+            }
+        }
+        let mut groups: Vec<usize> = indices.iter().flatten().copied().collect();
+        groups.sort_unstable();
+        groups.dedup();
+        for held in groups {
+            let rows: Vec<usize> = (0..named.len())
+                .filter(|&r| indices[r] == Some(held))
+                .collect();
+            if rows.len() < 2 {
+                continue;
+            }
+            let group_moves: Vec<(usize, usize)> = rows
+                .iter()
+                .filter_map(|&r| match fits(r)[..] {
+                    [k] => Some((r, k)),
+                    _ => None,
+                })
+                .collect();
+            if let [one] = group_moves[..] {
+                moves.push(one);
+            }
+        }
+        let mut moved = indices.clone();
+        for &(r, k) in &moves {
+            moved[r] = Some(k);
+        }
+        let claimed_once = moves
+            .iter()
+            .all(|&(_, k)| moves.iter().filter(|m| m.1 == k).count() == 1);
+        if claimed_once && in_order(&moved) {
+            for (r, k) in moves {
+                named[r] = RowName::Input(names.inputs[k].clone());
+            }
+        }
+        named
+    }
 }

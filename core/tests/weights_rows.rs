@@ -490,6 +490,89 @@ fn row_names_tell_inputs_from_attributes_and_mend_misreadings() {
 }
 
 #[test]
+fn a_card_s_row_names_are_mended_by_schema_order() {
+    let rows = OpRows::from_json(OP_ROWS_JSON).expect("bundled op_rows.json parses");
+    let input = |s: &str| RowName::Input(s.to_owned());
+    let bn = "BatchNormalization";
+    // Seen on the development split: `input_mean` read as `input_var` above the true `input_var`.
+    assert_eq!(
+        rows.name_rows(bn, &["scale", "B", "input_var", "input_var"]),
+        [
+            input("scale"),
+            input("B"),
+            input("input_mean"),
+            input("input_var")
+        ]
+    );
+    // The misread row below: the lower row takes the free name after the repeated one.
+    assert_eq!(
+        rows.name_rows(bn, &["scale", "B", "input_mean", "input_mean"]),
+        [
+            input("scale"),
+            input("B"),
+            input("input_mean"),
+            input("input_var")
+        ]
+    );
+    // A repeat whose free name is too far from the reading stays (`B` is 5 edits from `scale`).
+    assert_eq!(
+        rows.name_rows(bn, &["scale", "scale", "input_mean", "input_var"]),
+        [
+            input("scale"),
+            input("scale"),
+            input("input_mean"),
+            input("input_var")
+        ]
+    );
+    // An unknown reading between two named rows takes the one free name there, when near enough.
+    assert_eq!(rows.name("Slice", "aoxxes"), RowName::Unknown);
+    assert_eq!(
+        rows.name_rows("Slice", &["starts", "ends", "aoxxes", "steps"]),
+        [
+            input("starts"),
+            input("ends"),
+            input("axes"),
+            input("steps")
+        ]
+    );
+    assert_eq!(
+        rows.name_rows("Slice", &["starts", "mds"]),
+        [input("starts"), input("ends")]
+    );
+    assert_eq!(
+        rows.name_rows("Slice", &["starts", "ends", "zzzzz", "steps"]),
+        [
+            input("starts"),
+            input("ends"),
+            RowName::Unknown,
+            input("steps")
+        ]
+    );
+    // A reading as near an attribute (`axis`) as the free input is not moved.
+    assert_eq!(rows.name_rows("ArgMax", &["dais"]), [RowName::Unknown]);
+    // Nothing repeated or unknown: each row as read alone, attribute rows included.
+    assert_eq!(
+        rows.name_rows("Conv", &["W", "B", "strides"]),
+        [input("W"), input("B"), RowName::Attribute]
+    );
+    // Only the upper row can move up the schema and keep the order.
+    assert_eq!(
+        rows.name_rows(bn, &["input_var", "input_var"]),
+        [input("input_mean"), input("input_var")]
+    );
+    // A variadic input repeats its name, and there is no other name to move to.
+    assert_eq!(
+        rows.name_rows("Concat", &["inputs", "inputs"]),
+        [input("inputs"), input("inputs")]
+    );
+    // The free name must be near the reading: `B` is one edit from `W`, but ⌊1 / 2⌋ = 0.
+    assert_eq!(
+        rows.name_rows("Conv", &["W", "W"]),
+        [input("W"), input("W")]
+    );
+}
+
+#[test]
 fn op_rows_refuse_bad_files() {
     assert!(OpRows::from_json("not json").is_err());
     assert!(OpRows::from_json(r#"{"version": 2, "operators": {}}"#).is_err());

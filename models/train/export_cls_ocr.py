@@ -42,6 +42,7 @@ TRACT_OPS = frozenset({
     "Gemm", "Resize", "ConvTranspose", "Concat", "Sigmoid", "MatMul", "Softmax", "LayerNormalization", "GRU",
     "Split", "MaxPool", "Pad", "TopK", "ArgMax", "Add", "Mul", "Transpose", "Reshape", "Squeeze", "Unsqueeze",
     "Flatten", "Shape", "Gather", "Constant", "Slice", "Identity", "Cast", "Expand", "ConstantOfShape",
+    "Sub", "Tanh",  # the attention OCR's decoder step (`train.ocr_attn`), checked with tract_run
 })
 
 

@@ -21,6 +21,8 @@ not drowned by common ones), mixed with PIL-rendered strings (`train.text_synth`
 of dataset texts, names). Scenes k % 10 == 8 validate (best checkpoint), k % 10 == 9 are the test split.
 `--pack PACK --titles` trains from an OCR pack (`train.pack --model ocr`) instead of the dataset, `--device cuda`
 and `--workers N` (batches cut by forked processes, `common.BatchPool`) on a lent GPU (`train/device_ocr.sh`).
+`--arch attention` trains the issue's attention design instead (`train.ocr_attn`), kept for comparison: at equal
+CPU time it read far less than this network (`ocr.MODEL.md`, "Why CTC").
 """
 
 from __future__ import annotations
@@ -223,7 +225,13 @@ class OcrNet(nn.Module):
         return self.fc(self.rnn(f)[0])
 
 
-def build_model(config: dict) -> OcrNet:
+def build_model(config: dict) -> nn.Module:
+    """The network a checkpoint's config describes: `OcrNet` (CTC), or with `arch` "attention" the comparison
+    model `ocr_attn.AttnOcrNet`."""
+    if config.get("arch") == "attention":
+        from train import ocr_attn
+
+        return ocr_attn.build_model(config)
     return OcrNet(config["num_classes"], tuple(config["channels"]), config["hidden"], config.get("rnn_layers", 2))
 
 
@@ -653,6 +661,10 @@ def text_metrics(refs: list[str], hyps: list[str], kinds: list[str] | None = Non
 def predict(model: nn.Module, crops: list[np.ndarray], alphabet: Alphabet, batch: int = 128,
             device: torch.device | None = None) -> list[str]:
     """Greedy readings of uint8 48×w crops, the model in eval mode (on `device`, default CPU)."""
+    if getattr(model, "greedy", None) is not None:
+        from train import ocr_attn
+
+        return ocr_attn.predict(model, crops, alphabet, batch)
     model.eval()
     out = []
     with torch.no_grad():
@@ -708,6 +720,9 @@ def parse_args(argv=None):
     p.add_argument("--channels", type=str, default=None, help="c1,c2,c3,c4 CNN widths (new runs only)")
     p.add_argument("--hidden", type=int, default=None, help="GRU units per direction (new runs only); with "
                    "--warm-start from a file with fewer, its GRU is widened without changing its output")
+    p.add_argument("--arch", choices=["ctc", "attention"], default="ctc",
+                   help="new runs only: the shipped CTC network, or the issue's attention design for comparison "
+                        "(`train.ocr_attn`: patches, Transformer encoder, GRU decoder with cross-attention)")
     return p.parse_args(argv)
 
 
@@ -778,6 +793,13 @@ def main(argv=None) -> int:
           flush=True)
 
     def new_config() -> dict:
+        if args.arch == "attention":
+            from train import ocr_attn
+
+            if args.warm_start or args.channels or args.hidden:
+                raise SystemExit("--arch attention starts from scratch, with its own sizes")
+            return dict(ocr_attn.DEFAULT_CONFIG, num_classes=alphabet.num_classes, symbols=alphabet.symbols,
+                        warm_start=None)
         config = dict(DEFAULT_CONFIG, num_classes=alphabet.num_classes, symbols=alphabet.symbols,
                       warm_start=str(args.warm_start) if args.warm_start else None)
         if args.channels:
@@ -793,8 +815,12 @@ def main(argv=None) -> int:
         raise SystemExit("ocr_alphabet.json differs from the checkpoint's alphabet")
     model = build_model(config)
     n_params = common.count_params(model)
-    print(f"OcrNet {config['channels']} GRU {config['hidden']}×{config.get('rnn_layers', 2)}: {n_params} params",
-          flush=True)
+    if config.get("arch") == "attention":
+        sizes = {k: v for k, v in config.items() if k not in ("symbols", "num_classes", "warm_start")}
+        print(f"AttnOcrNet {sizes}: {n_params} params", flush=True)
+    else:
+        print(f"OcrNet {config['channels']} GRU {config['hidden']}×{config.get('rnn_layers', 2)}: {n_params} params",
+              flush=True)
     if n_params > PARAM_BUDGET:
         raise SystemExit(f"{n_params} params exceed the budget {PARAM_BUDGET}")
     if previous is None and args.warm_start:
@@ -845,6 +871,10 @@ def main(argv=None) -> int:
 
     def loss_fn(model, batch):
         x, targets, lengths = batch
+        if config.get("arch") == "attention":
+            from train import ocr_attn
+
+            return ocr_attn.loss(model, x, targets, lengths), {}
         log_probs = model(x).log_softmax(2).transpose(0, 1)  # T×N×C
         inputs = torch.full((x.shape[0],), log_probs.shape[0], dtype=torch.long, device=x.device)
         loss = F.ctc_loss(log_probs, targets, inputs, lengths, blank=0, reduction="mean", zero_infinity=True)
