@@ -796,8 +796,8 @@ def main(argv=None) -> int:
         if args.arch == "attention":
             from train import ocr_attn
 
-            if args.warm_start or args.channels or args.hidden:
-                raise SystemExit("--arch attention starts from scratch, with its own sizes")
+            if args.warm_start or args.channels or args.hidden or args.device != "cpu":
+                raise SystemExit("--arch attention starts from scratch, with its own sizes, on the CPU")
             return dict(ocr_attn.DEFAULT_CONFIG, num_classes=alphabet.num_classes, symbols=alphabet.symbols,
                         warm_start=None)
         config = dict(DEFAULT_CONFIG, num_classes=alphabet.num_classes, symbols=alphabet.symbols,
