@@ -239,7 +239,7 @@ pub struct ScanParams {
     /// figure moving (`models/METRICS.md`, session 33).
     pub min_named_row_confidence: Option<f32>,
     /// With names looked at ([`ScanParams::min_named_row_confidence`]), a card's rows are named together, in
-    /// the operator's order ([`weights::OpRows::name_rows`]): a row whose name is unclear, or one of two rows
+    /// the operator's order ([`weights::OpRows::mend_row_order`]): a row whose name is unclear, or one of two rows
     /// read as one input, takes the one free input name that keeps the order. A row named only so keeps
     /// [`ScanParams::min_weight_confidence`]. Default on: weight-row recall / precision on the development
     /// split's screenshots 0.890 / 0.954 → 0.892 / 0.956 (photos unchanged, 0.707 / 0.852), on LIFT's photos
@@ -1031,16 +1031,17 @@ impl Scanner {
                 .iter()
                 .map(|w| w.as_ref().map_or("", |w| w.name.as_str()))
                 .collect();
-            let named_op = op.filter(|_| self.params.min_named_row_confidence.is_some());
-            let alone: Vec<RowName> = match named_op {
-                Some(op) => read.iter().map(|r| self.op_rows.name(op, r)).collect(),
+            let named = self.params.min_named_row_confidence.zip(op);
+            let alone: Vec<RowName> = match named {
+                Some((_, op)) => read.iter().map(|r| self.op_rows.name(op, r)).collect(),
                 None => vec![RowName::Unknown; read.len()],
             };
-            let together = match named_op {
-                Some(op) if self.params.row_order => self.op_rows.name_rows(op, &read),
+            let together = match named {
+                Some((_, op)) if self.params.row_order => {
+                    self.op_rows.mend_row_order(op, &read, &alone)
+                }
                 _ => alone.clone(),
             };
-            let named_min = self.params.min_named_row_confidence.unwrap_or(0.0);
             let weights: Vec<Weight> = parsed
                 .into_iter()
                 .zip(reads)
@@ -1051,9 +1052,11 @@ impl Scanner {
                         // A name only the order gives keeps the unnamed rows' threshold.
                         RowName::Input(name) => {
                             w.name = name;
-                            match alone {
-                                RowName::Unknown => self.params.min_weight_confidence,
-                                _ => named_min,
+                            match (alone, named) {
+                                (RowName::Unknown, _) | (_, None) => {
+                                    self.params.min_weight_confidence
+                                }
+                                (_, Some((min, _))) => min,
                             }
                         }
                         RowName::Attribute => return None,
@@ -1331,7 +1334,9 @@ impl Scanner {
         let (vocab, alphabet) = (self.classifier.vocab(), self.reader.alphabet());
         // A title the OCR cannot crop (its box lies off the image) keeps the classifier's answer.
         let (w, h, pad) = (image.width(), image.height(), alphabet.crop_pad_fraction);
-        let nodes: Vec<usize> = (nodes.iter().copied())
+        let nodes: Vec<usize> = nodes
+            .iter()
+            .copied()
             .filter(|&i| read::text_region(w, h, &title_boxes[i], pad).is_some())
             .collect();
         let boxes: Vec<BBox> = nodes.iter().map(|&i| title_boxes[i]).collect();

@@ -642,16 +642,17 @@ impl OpRows {
         }
     }
 
-    /// [`OpRows::name`] for every row of one card, top to bottom, then mended by order. Netron lists a card's
-    /// inputs in the operator's order, each once, so a row left [`RowName::Unknown`] (`aoxxes` between `ends`
-    /// and `steps`), or one of two rows read as the same input (`input_mean` read as `input_var` above the true
-    /// `input_var`), takes an input name no row holds when that is the only such name that keeps the card's
-    /// named rows in schema order and lies within `⌊len / 2⌋` edits of its reading (len: the name's
-    /// characters, so one-letter names are never moved to), nearer than every name that is only an attribute. Of two repeated rows only one may move; moves that
-    /// claim one name, or together break the order, are all dropped. Names repeated by variadic inputs (`inputs`
-    /// of `Concat`) have no free name to move to and stay.
-    pub fn name_rows(&self, op: &str, reads: &[&str]) -> Vec<RowName> {
-        let mut named: Vec<RowName> = reads.iter().map(|r| self.name(op, r)).collect();
+    /// A card's row names, each first read alone by [`OpRows::name`] (`alone`, one per reading of `reads`, top
+    /// to bottom), mended by order. Netron lists a card's inputs in the operator's order, each once, so a row
+    /// left [`RowName::Unknown`] (`aoxxes` between `ends` and `steps`), or one of two rows read as the same input
+    /// (`input_mean` read as `input_var` above the true `input_var`), takes an input name no row holds when that
+    /// is the only such name that keeps the card's named rows in schema order, lies within `⌊len / 2⌋` edits of
+    /// its reading (len: the name's characters, so one-letter names are never moved to) and is nearer than
+    /// every name that is only an attribute. Of two repeated rows only one may move; moves that claim one name,
+    /// or together break the order, are all dropped. Names repeated by variadic inputs (`inputs` of `Concat`)
+    /// have no free name to move to and stay.
+    pub fn mend_row_order(&self, op: &str, reads: &[&str], alone: &[RowName]) -> Vec<RowName> {
+        let mut named = alone.to_vec();
         let Some(names) = self.ops.get(op) else {
             return named;
         };

@@ -492,11 +492,15 @@ fn row_names_tell_inputs_from_attributes_and_mend_misreadings() {
 #[test]
 fn a_card_s_row_names_are_mended_by_schema_order() {
     let rows = OpRows::from_json(OP_ROWS_JSON).expect("bundled op_rows.json parses");
+    let name_rows = |op: &str, reads: &[&str]| {
+        let alone: Vec<RowName> = reads.iter().map(|r| rows.name(op, r)).collect();
+        rows.mend_row_order(op, reads, &alone)
+    };
     let input = |s: &str| RowName::Input(s.to_owned());
     let bn = "BatchNormalization";
     // Seen on the development split: `input_mean` read as `input_var` above the true `input_var`.
     assert_eq!(
-        rows.name_rows(bn, &["scale", "B", "input_var", "input_var"]),
+        name_rows(bn, &["scale", "B", "input_var", "input_var"]),
         [
             input("scale"),
             input("B"),
@@ -506,7 +510,7 @@ fn a_card_s_row_names_are_mended_by_schema_order() {
     );
     // The misread row below: the lower row takes the free name after the repeated one.
     assert_eq!(
-        rows.name_rows(bn, &["scale", "B", "input_mean", "input_mean"]),
+        name_rows(bn, &["scale", "B", "input_mean", "input_mean"]),
         [
             input("scale"),
             input("B"),
@@ -516,7 +520,7 @@ fn a_card_s_row_names_are_mended_by_schema_order() {
     );
     // A repeat whose free name is too far from the reading stays (`B` is 5 edits from `scale`).
     assert_eq!(
-        rows.name_rows(bn, &["scale", "scale", "input_mean", "input_var"]),
+        name_rows(bn, &["scale", "scale", "input_mean", "input_var"]),
         [
             input("scale"),
             input("scale"),
@@ -527,7 +531,7 @@ fn a_card_s_row_names_are_mended_by_schema_order() {
     // An unknown reading between two named rows takes the one free name there, when near enough.
     assert_eq!(rows.name("Slice", "aoxxes"), RowName::Unknown);
     assert_eq!(
-        rows.name_rows("Slice", &["starts", "ends", "aoxxes", "steps"]),
+        name_rows("Slice", &["starts", "ends", "aoxxes", "steps"]),
         [
             input("starts"),
             input("ends"),
@@ -536,11 +540,11 @@ fn a_card_s_row_names_are_mended_by_schema_order() {
         ]
     );
     assert_eq!(
-        rows.name_rows("Slice", &["starts", "mds"]),
+        name_rows("Slice", &["starts", "mds"]),
         [input("starts"), input("ends")]
     );
     assert_eq!(
-        rows.name_rows("Slice", &["starts", "ends", "zzzzz", "steps"]),
+        name_rows("Slice", &["starts", "ends", "zzzzz", "steps"]),
         [
             input("starts"),
             input("ends"),
@@ -549,27 +553,24 @@ fn a_card_s_row_names_are_mended_by_schema_order() {
         ]
     );
     // A reading as near an attribute (`axis`) as the free input is not moved.
-    assert_eq!(rows.name_rows("ArgMax", &["dais"]), [RowName::Unknown]);
+    assert_eq!(name_rows("ArgMax", &["dais"]), [RowName::Unknown]);
     // Nothing repeated or unknown: each row as read alone, attribute rows included.
     assert_eq!(
-        rows.name_rows("Conv", &["W", "B", "strides"]),
+        name_rows("Conv", &["W", "B", "strides"]),
         [input("W"), input("B"), RowName::Attribute]
     );
     // Only the upper row can move up the schema and keep the order.
     assert_eq!(
-        rows.name_rows(bn, &["input_var", "input_var"]),
+        name_rows(bn, &["input_var", "input_var"]),
         [input("input_mean"), input("input_var")]
     );
     // A variadic input repeats its name, and there is no other name to move to.
     assert_eq!(
-        rows.name_rows("Concat", &["inputs", "inputs"]),
+        name_rows("Concat", &["inputs", "inputs"]),
         [input("inputs"), input("inputs")]
     );
     // The free name must be near the reading: `B` is one edit from `W`, but ⌊1 / 2⌋ = 0.
-    assert_eq!(
-        rows.name_rows("Conv", &["W", "W"]),
-        [input("W"), input("W")]
-    );
+    assert_eq!(name_rows("Conv", &["W", "W"]), [input("W"), input("W")]);
 }
 
 #[test]

@@ -12,8 +12,9 @@ Graphs (`python -m train.ocr_attn export`):
 - decoder step: `memory` [N, 240, D], `prev` [N, C] (one-hot float32 of the previous class), `hidden` [2, N, H]
   (zeros at the first step) → `logits` [N, C], `hidden_out` [2, N, H].
 
-Greedy decoding (`AttnOcrNet.greedy`, `OrtAttnReader`): start from class 0 and zero hidden state, feed back the
-argmax, stop at class 0 or after `ocr.MAX_LEN` symbols.
+Greedy decoding (`greedy_ids`, run over PyTorch by `AttnOcrNet.greedy` and over the two graphs by
+`OrtAttnReader`): start from class 0 and zero hidden state, feed back the argmax, stop at class 0 or after
+`ocr.MAX_LEN` symbols.
 
 Training: `python -m train.ocr --arch attention …` (teacher forcing, cross-entropy over the symbols and the end
 token); everything else (data, sampling, augmentation, validation) is the CTC trainer's.
@@ -134,28 +135,40 @@ class AttnOcrNet(nn.Module):
         return torch.stack(out, dim=1)
 
     def greedy(self, x: torch.Tensor, max_len: int = ocr.MAX_LEN) -> list[list[int]]:
-        """Greedy class ids per row (end token excluded)."""
-        memory = self.encode(x)
-        n = x.shape[0]
-        hidden = memory.new_zeros(2, n, self.hidden)
-        prev = torch.zeros(n, dtype=torch.long)
-        ids: list[list[int]] = [[] for _ in range(n)]
-        done = np.zeros(n, bool)
-        for _ in range(max_len + 1):
-            logits, hidden = self.step(memory, F.one_hot(prev, self.num_classes).to(memory.dtype), hidden)
-            prev = logits.argmax(-1)
-            for i, k in enumerate(prev.tolist()):
-                if not done[i]:
-                    if k == 0:
-                        done[i] = True
-                    else:
-                        ids[i].append(k)
-            if done.all():
-                break
-        return [row[:max_len] for row in ids]
+        """Greedy class ids per row (end token excluded), `greedy_ids` over this model."""
+        def step(memory, prev, hidden):
+            logits, hidden = self.step(*(torch.from_numpy(a) for a in (memory, prev, hidden)))
+            return logits.numpy(), hidden.numpy()
+
+        with torch.no_grad():
+            return greedy_ids(self.encode(x).numpy(), step, self.num_classes, self.hidden, max_len)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The encoder: what the encoder graph exports."""
         return self.encode(x)
+
+
+def greedy_ids(memory: np.ndarray, step, num_classes: int, hidden_size: int,
+               max_len: int = ocr.MAX_LEN) -> list[list[int]]:
+    """The greedy loop outside the graphs, as the Rust reader would run it: `step(memory, prev, hidden)` maps
+    float32 arrays (memory [N, T, D], one-hot prev [N, C], hidden [2, N, H]) to (logits [N, C], hidden). From
+    class 0 and a zero hidden state, each row takes the argmax until class 0 or `max_len` symbols; finished rows
+    leave the batch. Returns the class ids per row, end token excluded."""
+    n = len(memory)
+    hidden = np.zeros((2, n, hidden_size), np.float32)
+    prev = np.zeros(n, np.int64)
+    ids: list[list[int]] = [[] for _ in range(n)]
+    live = np.arange(n)
+    for _ in range(max_len + 1):
+        logits, hidden = step(memory, np.eye(num_classes, dtype=np.float32)[prev], hidden)
+        prev = logits.argmax(-1)
+        keep = prev != 0
+        for j, k in zip(live[keep], prev[keep]):
+            ids[j].append(int(k))
+        if not keep.any():
+            break
+        live, prev, memory, hidden = live[keep], prev[keep], memory[keep], hidden[:, keep]
+    return [row[:max_len] for row in ids]
 
 
 def build_model(config: dict) -> AttnOcrNet:
@@ -199,15 +212,6 @@ def predict(model: AttnOcrNet, crops: list[np.ndarray], alphabet: ocr.Alphabet, 
 # Export and the onnxruntime reader
 
 
-class _Encoder(nn.Module):
-    def __init__(self, model: AttnOcrNet):
-        super().__init__()
-        self.model = model
-
-    def forward(self, image):
-        return self.model.encode(image)
-
-
 class _Step(nn.Module):
     def __init__(self, model: AttnOcrNet):
         super().__init__()
@@ -227,7 +231,7 @@ def export(model: AttnOcrNet, out_dir: Path, opset: int = 17) -> tuple[Path, Pat
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
     enc, dec = out_dir / "ocr_attn_encoder.onnx", out_dir / "ocr_attn_decoder.onnx"
-    common.export_onnx(_Encoder(model), torch.zeros(2, 1, ocr.OCR_H, ocr.OCR_W), enc, ENCODER_INPUTS,
+    common.export_onnx(model, torch.zeros(2, 1, ocr.OCR_H, ocr.OCR_W), enc, ENCODER_INPUTS,
                        ENCODER_OUTPUTS, opset=opset)
     dim = model.norm.normalized_shape[0]
     example = (torch.randn(2, TOKENS, dim), F.one_hot(torch.tensor([0, 3]), model.num_classes).float(),
@@ -252,34 +256,17 @@ class OrtAttnReader:
     would: `read(x)` with float32 [N, 1, 48, 320] → class ids per row."""
 
     def __init__(self, encoder: Path, decoder: Path, threads: int = 1):
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        self.enc = ort.InferenceSession(str(encoder), opts, providers=["CPUExecutionProvider"])
-        self.dec = ort.InferenceSession(str(decoder), opts, providers=["CPUExecutionProvider"])
+        self.enc = common.OrtRunner(encoder, threads).session
+        self.dec = common.OrtRunner(decoder, threads).session
         self.num_classes = self.dec.get_inputs()[1].shape[1]
         self.hidden = self.dec.get_inputs()[2].shape[2]
 
     def read(self, x: np.ndarray, max_len: int = ocr.MAX_LEN) -> list[list[int]]:
+        def step(memory, prev, hidden):
+            return tuple(self.dec.run(None, {"memory": memory, "prev": prev, "hidden": hidden}))
+
         memory = self.enc.run(None, {"image": x})[0]
-        n = len(x)
-        hidden = np.zeros((2, n, self.hidden), np.float32)
-        prev = np.zeros(n, np.int64)
-        ids: list[list[int]] = [[] for _ in range(n)]
-        live = np.arange(n)
-        for _ in range(max_len + 1):
-            onehot = np.eye(self.num_classes, dtype=np.float32)[prev]
-            logits, hidden = self.dec.run(None, {"memory": memory, "prev": onehot, "hidden": hidden})
-            prev = logits.argmax(-1)
-            keep = prev != 0
-            for j, k in zip(live[keep], prev[keep]):
-                ids[j].append(int(k))
-            if not keep.any():
-                break
-            live, prev, memory, hidden = live[keep], prev[keep], memory[keep], hidden[:, keep]
-        return [row[:max_len] for row in ids]
+        return greedy_ids(memory, step, self.num_classes, self.hidden, max_len)
 
 
 def parse_args(argv=None):
@@ -351,18 +338,18 @@ def export_main(args) -> int:
         t_hidden = np.load(w / "dec_out" / "output_hidden_out.npy")
     summary["tract_vs_ort_memory"] = float(np.abs(t_memory - ort_memory).max())
     summary["tract_vs_ort_step"] = float(max(np.abs(t_logits - ort_logits).max(), np.abs(t_hidden - ort_hidden).max()))
-    reader.read(x[:1].numpy())
-    t0 = time.thread_time()
-    for i in range(len(x)):
-        reader.read(x[i:i + 1].numpy())
-    summary["ort_ms_per_crop"] = round(1000 * (time.thread_time() - t0) / len(x), 2)
-    if args.ctc_onnx is not None:
-        ctc = common.OrtRunner(args.ctc_onnx)
-        ctc(x[:1].numpy())
+
+    def ms_per_crop(run) -> float:
+        """Thread CPU time of `run` on each crop alone (batch 1), after one warm-up call."""
+        run(x[:1].numpy())
         t0 = time.thread_time()
         for i in range(len(x)):
-            ctc(x[i:i + 1].numpy())
-        summary["ctc_ort_ms_per_crop"] = round(1000 * (time.thread_time() - t0) / len(x), 2)
+            run(x[i:i + 1].numpy())
+        return round(1000 * (time.thread_time() - t0) / len(x), 2)
+
+    summary["ort_ms_per_crop"] = ms_per_crop(reader.read)
+    if args.ctc_onnx is not None:
+        summary["ctc_ort_ms_per_crop"] = ms_per_crop(common.OrtRunner(args.ctc_onnx))
     print(json.dumps(summary, indent=1))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1) + "\n")

@@ -366,16 +366,21 @@ def test_init_starts_a_new_run_from_a_checkpoint(trainer, dataset, tmp_path):
         assert torch.equal(v, b["model"][k]), k
 
 
+def synthetic_text_batch(alphabet, n: int, seed: int = 0):
+    """`n` crops of `ocr.synthetic_sample` as one batch: (samples, x [n, 1, 48, 320], targets concatenated,
+    lengths), the trainer's target layout."""
+    rng = np.random.default_rng(seed)
+    samples = [ocr.synthetic_sample(rng, []) for _ in range(n)]
+    targets = [alphabet.encode(s[1]) for s in samples]
+    return (samples, ocr.to_ocr_tensor([s[0] for s in samples]), torch.tensor([k for t in targets for k in t]),
+            torch.tensor([len(t) for t in targets]))
+
+
 def test_one_ocr_step_lowers_loss_on_a_fixed_batch(alphabet):
     """A few optimizer steps on one fixed batch must reduce the CTC loss (the loss is wired to the model)."""
     torch.manual_seed(0)
-    rng = np.random.default_rng(0)
     model = ocr.build_model(dict(ocr.DEFAULT_CONFIG, num_classes=alphabet.num_classes))
-    samples = [ocr.synthetic_sample(rng, []) for _ in range(8)]
-    x = ocr.to_ocr_tensor([s[0] for s in samples])
-    targets = [alphabet.encode(s[1]) for s in samples]
-    flat = torch.tensor([k for t in targets for k in t])
-    lengths = torch.tensor([len(t) for t in targets])
+    _, x, flat, lengths = synthetic_text_batch(alphabet, 8)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     losses = []
     for _ in range(6):

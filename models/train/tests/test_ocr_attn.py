@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from train import common, ocr, ocr_attn
-from train.tests.test_classifier_ocr import alphabet, dataset  # noqa: F401  (pytest fixtures)
+from train.tests.test_classifier_ocr import alphabet, dataset, synthetic_text_batch  # noqa: F401  (fixtures)
 
 
 def _model(alphabet):  # noqa: F811
@@ -37,12 +36,7 @@ def test_attention_steps_lower_the_loss_and_learn_to_stop(alphabet):  # noqa: F8
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small matrices: more threads only contend with other jobs
     model = _model(alphabet)
-    rng = np.random.default_rng(0)
-    samples = [ocr.synthetic_sample(rng, []) for _ in range(2)]
-    x = ocr.to_ocr_tensor([s[0] for s in samples])
-    encoded = [alphabet.encode(s[1]) for s in samples]
-    flat = torch.tensor([k for t in encoded for k in t])
-    lengths = torch.tensor([len(t) for t in encoded])
+    samples, x, flat, lengths = synthetic_text_batch(alphabet, 2)
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     losses = []
     try:
