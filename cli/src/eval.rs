@@ -92,6 +92,13 @@ pub struct Args {
     /// taken to show no graph (default: the scanner's, `ScanParams::min_connected_share`; 0 turns the rule off).
     #[arg(long, value_name = "P")]
     min_connected_share: Option<f32>,
+    /// Share of node cards that edges bridged from labels alone must join, with the traced ones, to count
+    /// (default: the scanner's, `ScanParams::min_bridged_share`).
+    #[arg(long, value_name = "P", conflicts_with = "bridges_as_traced")]
+    min_bridged_share: Option<f32>,
+    /// Count bridged edges as traced ones in the connected share (`ScanParams::min_bridged_share` off).
+    #[arg(long)]
+    bridges_as_traced: bool,
     /// OCR confidence under which a tensor label that does not read as a shape is dropped (default: the
     /// scanner's, `ScanParams::min_label_confidence`).
     #[arg(long, value_name = "P")]
@@ -259,6 +266,10 @@ pub struct Args {
     /// Name each weight row alone, not mended by its card's schema order (`ScanParams::row_order`).
     #[arg(long)]
     no_row_order: bool,
+    /// Threads for the model runs within each scan (`ScanParams::set_threads`); 0: the available cores, at most
+    /// 4 (the default). Only the timings change.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
     /// Grow the cropper's box over content it cut off (`ScanParams::grow_crop`, off by default).
     #[arg(long)]
     grow_crop: bool,
@@ -452,6 +463,12 @@ pub fn run(args: &Args) -> u8 {
     if let Some(p) = args.min_node_score {
         params.min_node_score = p;
     }
+    if let Some(p) = args.min_bridged_share {
+        params.min_bridged_share = Some(p);
+    }
+    if args.bridges_as_traced {
+        params.min_bridged_share = None;
+    }
     if let Some(p) = args.min_connected_share {
         params.min_connected_share = Some(p);
     }
@@ -570,6 +587,7 @@ pub fn run(args: &Args) -> u8 {
     if args.no_row_names {
         params.min_named_row_confidence = None;
     }
+    params.set_threads(args.threads);
     if args.no_row_order {
         params.row_order = false;
     }

@@ -1,4 +1,4 @@
-//! `netron-ocr scan <image>... [--pretty] [--overlay PATH] [--models DIR] [--timings]`: read the Netron graph of
+//! `netron-ocr scan <image>... [--pretty] [--overlay PATH] [--models DIR] [--timings] [--threads N]`: read the Netron graph of
 //! each photo or screenshot and print it as graph JSON v1 (`docs/graph-json.md`).
 //!
 //! Output: one graph per image on stdout, one line each (JSON Lines), or indented with `--pretty`. With several
@@ -50,6 +50,10 @@ pub struct Args {
     /// `ScanParams::grow_crop`).
     #[arg(long)]
     grow_crop: bool,
+    /// Threads for the model runs within each scan (tiles, titles, texts); 0: the available cores, at most 4
+    /// (the default). The graph is the same at any count.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
 }
 
 /// Loads the scanner from `--models DIR` or the bundled models.
@@ -96,12 +100,13 @@ fn scan_one(scanner: &Scanner, args: &Args, path: &Path) -> Result<ScanResult, S
 }
 
 pub fn run(args: &Args) -> u8 {
-    let params = ScanParams {
+    let mut params = ScanParams {
         grow_crop: args
             .grow_crop
             .then(netron_ocr_core::crop::GrowParams::default),
         ..ScanParams::default()
     };
+    params.set_threads(args.threads);
     let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,
         Err(e) => {

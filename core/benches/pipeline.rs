@@ -1,4 +1,5 @@
-//! Pipeline benchmarks (criterion; tract runs single-threaded, so these are one-core figures).
+//! Pipeline benchmarks (criterion). Every stage and scan runs on one thread (`threads: 1`; tract itself is
+//! single-threaded), so these are one-core figures, except `end_to_end/<n>_nodes_<k>_threads`.
 //!
 //!     CARGO_TARGET_DIR=/root/.cache/netron-ocr/target nice -n 10 cargo bench -p netron-ocr-core --bench pipeline
 //!
@@ -14,7 +15,9 @@
 //!   tensor/input/output boxes — the same work `bench_ort.py` times with onnxruntime;
 //! - `end_to_end/<n>_nodes`: `Scanner::scan_rgb` on the 5-, 20- and 60-node photos (decode excluded);
 //! - `stage/detect_square`, `end_to_end/20_nodes_square`: the same with every detector tile padded to
-//!   512 × 512 (`DetectParams::pad_to_max`, the input before issue #6), to compare with the trimmed default.
+//!   512 × 512 (`DetectParams::pad_to_max`, the input before issue #6), to compare with the trimmed default;
+//! - `end_to_end/<n>_nodes_<k>_threads`: the same scans with the default thread count, `k` =
+//!   `threads::auto_threads()` (absent on one core): tiles, titles and texts spread over `k` threads.
 //!
 //! The mean per-stage timings of the end-to-end scans (`StageTimings`, includes quality and assembly) are printed
 //! too.
@@ -32,6 +35,7 @@ use netron_ocr_core::graph::{BBox, GraphJson};
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::read::{ReadParams, TextReader};
 use netron_ocr_core::scanner::{ScanParams, Scanner, StageTimings};
+use netron_ocr_core::threads::auto_threads;
 
 const TARGETS: [usize; 3] = [5, 20, 60];
 
@@ -131,21 +135,31 @@ fn benches(c: &mut Criterion) {
         .expect("20-node scene");
 
     let cropper = Cropper::new(&models.cropper).unwrap();
-    let detector = Detector::new(&models.detector).unwrap();
+    let one_thread = DetectParams {
+        threads: 1,
+        ..DetectParams::default()
+    };
+    let detector = Detector::with_params(&models.detector, one_thread).unwrap();
     let square = DetectParams {
         pad_to_max: true,
-        ..DetectParams::default()
+        ..one_thread
     };
     let detector_square = Detector::with_params(&models.detector, square).unwrap();
     let classifier = Classifier::new(
         models.classifier.clone(),
         models.vocab.clone(),
-        ClassifyParams::default(),
+        ClassifyParams {
+            threads: 1,
+            ..ClassifyParams::default()
+        },
     );
     let reader = TextReader::new(
         models.ocr.clone(),
         models.alphabet.clone(),
-        ReadParams::default(),
+        ReadParams {
+            threads: 1,
+            ..ReadParams::default()
+        },
     );
     let titles: Vec<BBox> = mid.truth.nodes.iter().filter_map(|n| n.title_box).collect();
     let texts: Vec<BBox> = mid
@@ -190,15 +204,19 @@ fn benches(c: &mut Criterion) {
     });
     stage.finish();
 
-    let scanner = Scanner::with_params(&models, ScanParams::default()).unwrap();
+    let mut single = ScanParams::default();
+    single.set_threads(1);
+    let scanner = Scanner::with_params(&models, single.clone()).unwrap();
     let scanner_square = Scanner::with_params(
         &models,
         ScanParams {
             detect: square,
-            ..ScanParams::default()
+            ..single
         },
     )
     .unwrap();
+    let threads = auto_threads();
+    let scanner_threads = Scanner::with_params(&models, ScanParams::default()).unwrap();
     let mut e2e = c.benchmark_group("end_to_end");
     let runs_of = scenes
         .iter()
@@ -208,6 +226,12 @@ fn benches(c: &mut Criterion) {
                 .iter()
                 .filter(|(t, _)| *t == 20)
                 .map(|(t, s)| (format!("{t}_nodes_square"), s, &scanner_square)),
+        )
+        .chain(
+            scenes
+                .iter()
+                .filter(|_| threads > 1)
+                .map(|(t, s)| (format!("{t}_nodes_{threads}_threads"), s, &scanner_threads)),
         );
     for (name, scene, scanner) in runs_of {
         let mut sum = StageTimings::default();

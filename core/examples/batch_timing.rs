@@ -276,13 +276,18 @@ fn stages(reps: usize, photo: &str, truth: &str) -> TractResult<()> {
         );
     }
     let crop = debug.crop.bbox;
+    // One thread: `time` reads this thread's CPU clock.
+    let one_thread = DetectParams {
+        threads: 1,
+        ..DetectParams::default()
+    };
     let square = DetectParams {
         pad_to_max: true,
-        ..DetectParams::default()
+        ..one_thread
     };
     let detectors = [
         Detector::with_params(&models.detector, square).map_err(err)?,
-        Detector::new(&models.detector).map_err(err)?,
+        Detector::with_params(&models.detector, one_thread).map_err(err)?,
     ];
     let mut best = [f64::INFINITY; 2];
     for _ in 0..reps {

@@ -23,6 +23,7 @@ use crate::error::ScanError;
 use crate::graph::{BBox, Direction};
 use crate::models::Model;
 use crate::resample;
+use crate::threads;
 use crate::vocab::Vocab;
 
 /// Model input width in pixels.
@@ -48,9 +49,6 @@ pub struct ClassifyParams {
     /// likely wrong than right". The scanner applies it again to the confidence it recalibrates by title height
     /// ([`crate::calibrate`]), the one the graph reports.
     pub min_confidence: f32,
-    /// Crops prepared at a time and handed to [`Model::run_each`], which runs them one by one on a batch-1 plan
-    /// (faster in tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
-    pub batch_size: usize,
     /// Paddings of a title's crops, source px on every side: the prediction averages the softmax probabilities
     /// of one crop per padding. Empty: [`TITLE_PAD`] alone. Default `[TITLE_PAD]` (the MODEL.md preprocessing).
     pub pads: &'static [f32],
@@ -62,15 +60,18 @@ pub struct ClassifyParams {
     /// rest marked); averaging the crops of pads 7 and 4 instead gave 0.889 / 0.959 and 0.984 / 0.984 for twice
     /// the classifier's time (`models/METRICS.md`, session 30).
     pub max_pad_per_height: Option<f32>,
+    /// Threads the title crops of one call run on ([`crate::threads::map_in_order`]; the predictions are the same
+    /// at any count). `0`: [`crate::threads::auto_threads`]. Default 0.
+    pub threads: usize,
 }
 
 impl Default for ClassifyParams {
     fn default() -> Self {
         ClassifyParams {
             min_confidence: 0.5,
-            batch_size: 32,
             pads: &[TITLE_PAD],
             max_pad_per_height: Some(0.5),
+            threads: 0,
         }
     }
 }
@@ -128,7 +129,6 @@ impl Classifier {
         image: &RgbImage,
         title_boxes: &[BBox],
     ) -> Result<Vec<OpPrediction>, ScanError> {
-        let mut out = Vec::with_capacity(title_boxes.len());
         let classes = self.vocab.len();
         let pads: &[f32] = if self.params.pads.is_empty() {
             &[TITLE_PAD]
@@ -136,48 +136,48 @@ impl Classifier {
             self.params.pads
         };
         let share = 1.0 / pads.len() as f32;
-        for chunk in title_boxes.chunks(self.params.batch_size.max(1)) {
-            let mut probs = vec![vec![0.0f32; classes]; chunk.len()];
+        let classify_one = |b: &BBox| -> Result<OpPrediction, ScanError> {
+            let mut probs = vec![0.0f32; classes];
             for &pad in pads {
                 // Never under 1 px, so that a box of no height still cuts a crop, as it did uncapped.
-                let cap = |b: &BBox| {
-                    self.params
-                        .max_pad_per_height
-                        .map_or(pad, |k| pad.min((k * b.height()).max(MIN_CAPPED_PAD)))
-                };
-                let inputs = chunk
-                    .iter()
-                    .map(|b| title_input_with_pad(image, b, cap(b)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                for (sum, logits) in probs.iter_mut().zip(self.model.run_each_single(inputs)?) {
-                    let view = logits
-                        .to_plain_array_view::<f32>()
-                        .map_err(|e| ScanError::inference(STAGE, e))?;
-                    match view.as_slice() {
-                        Some(row) if view.shape() == [1, classes] => {
-                            for (s, p) in sum.iter_mut().zip(softmax(row)) {
-                                *s += p * share;
-                            }
+                let pad = self
+                    .params
+                    .max_pad_per_height
+                    .map_or(pad, |k| pad.min((k * b.height()).max(MIN_CAPPED_PAD)));
+                let input = title_input_with_pad(image, b, pad)?;
+                let logits = self.model.run_each_single([input])?.pop().ok_or_else(|| {
+                    ScanError::Inference {
+                        stage: STAGE,
+                        message: "no output".into(),
+                    }
+                })?;
+                let view = logits
+                    .to_plain_array_view::<f32>()
+                    .map_err(|e| ScanError::inference(STAGE, e))?;
+                match view.as_slice() {
+                    Some(row) if view.shape() == [1, classes] => {
+                        for (s, p) in probs.iter_mut().zip(softmax(row)) {
+                            *s += p * share;
                         }
-                        _ => {
-                            return Err(ScanError::Inference {
-                                stage: STAGE,
-                                message: format!(
-                                    "logits shape {:?}, expected [1, {classes}]",
-                                    view.shape()
-                                ),
-                            })
-                        }
+                    }
+                    _ => {
+                        return Err(ScanError::Inference {
+                            stage: STAGE,
+                            message: format!(
+                                "logits shape {:?}, expected [1, {classes}]",
+                                view.shape()
+                            ),
+                        })
                     }
                 }
             }
-            out.extend(
-                probs
-                    .into_iter()
-                    .map(|p| OpPrediction::from_probs(p, &self.vocab, self.params.min_confidence)),
-            );
-        }
-        Ok(out)
+            Ok(OpPrediction::from_probs(
+                probs,
+                &self.vocab,
+                self.params.min_confidence,
+            ))
+        };
+        threads::map_in_order(self.params.threads, title_boxes, classify_one)
     }
 }
 

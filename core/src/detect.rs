@@ -41,6 +41,7 @@ use crate::error::ScanError;
 use crate::graph::BBox;
 use crate::models::{Model, ModelKind};
 use crate::resample;
+use crate::threads;
 
 /// Largest side of the detector input, pixels (the letterbox's long side).
 pub const INPUT_SIZE: usize = 512;
@@ -158,6 +159,9 @@ pub struct DetectParams {
     /// A second pass over a finer grid of tiles when the first pass found the cards smaller than the detector
     /// was trained to see them ([`ZoomParams`]); `None`: one pass.
     pub zoom: Option<ZoomParams>,
+    /// Threads the tiles of one pass run on ([`crate::threads::map_in_order`]; the detections are the same at any
+    /// count). `0`: [`crate::threads::auto_threads`]. Default 0.
+    pub threads: usize,
 }
 
 /// The detector's second look at a view whose cards came out small in its input.
@@ -212,6 +216,7 @@ impl Default for DetectParams {
             tile_max: 8,
             pad_to_max: false,
             zoom: Some(ZoomParams::default()),
+            threads: 0,
         }
     }
 }
@@ -753,7 +758,8 @@ impl Detector {
         Ok((postprocess(&maps, Some(&lb), &self.params), lb))
     }
 
-    /// Runs `tiles` of the crop `c` and merges their detections ([`merge_tiles`]), recording each tile in `debug`.
+    /// Runs `tiles` of the crop `c` ([`DetectParams::threads`] at a time) and merges their detections
+    /// ([`merge_tiles`]), recording each tile in `debug`.
     fn run_tiles(
         &self,
         image: &RgbImage,
@@ -761,9 +767,11 @@ impl Detector {
         c: &[f64; 4],
         debug: &mut DetectDebug,
     ) -> Result<Vec<RawDetection>, ScanError> {
+        let runs = threads::map_in_order(self.params.threads, tiles, |tile| {
+            self.run_tile(image, tile.bbox)
+        })?;
         let mut per_tile = Vec::with_capacity(tiles.len());
-        for tile in tiles {
-            let (dets, letterbox) = self.run_tile(image, tile.bbox)?;
+        for (tile, (dets, letterbox)) in tiles.iter().zip(runs) {
             debug.tiles.push(TileDebug {
                 tile: *tile,
                 letterbox,

@@ -16,6 +16,7 @@ pub mod read;
 pub mod resample;
 pub mod scanner;
 pub mod skew;
+pub mod threads;
 pub mod title_ops;
 pub mod vocab;
 pub mod weights;

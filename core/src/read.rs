@@ -56,6 +56,7 @@ use crate::graph::BBox;
 use crate::models::Model;
 use crate::resample;
 use crate::skew;
+use crate::threads;
 use crate::vocab::Alphabet;
 
 const STAGE: &str = "ocr";
@@ -63,9 +64,6 @@ const STAGE: &str = "ocr";
 /// Tuning of [`TextReader`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReadParams {
-    /// Crops prepared at a time and handed to [`Model::run_each`], which runs them one by one on a batch-1 plan
-    /// (faster in tract than a symbolic batch, see [`crate::models`]); this only bounds memory. Default 32.
-    pub batch_size: usize,
     /// Boxes whose greedy path probability ([`TextRead::confidence`] of the first crop) is under this are read
     /// again from the crops of [`ReadParams::reread_pads`] (module doc). `None`: one crop per box. Default
     /// `Some(0.5)` (about two thirds of the validation crops; the path probability is a product over 80 steps).
@@ -97,18 +95,21 @@ pub struct ReadParams {
     /// −0.005 / −0.008 and precision +0.005 / +0.008 (photos / screenshots): no clear gain
     /// (`models/METRICS.md`, session 14).
     pub beam_width: usize,
+    /// Threads the crops of one call run on ([`crate::threads::map_in_order`]; the readings are the same at any
+    /// count). `0`: [`crate::threads::auto_threads`]. Default 0.
+    pub threads: usize,
 }
 
 impl Default for ReadParams {
     fn default() -> Self {
         ReadParams {
-            batch_size: 32,
             reread_below: Some(0.5),
             reread_above: 1e-3,
             reread_pads: &[0.3],
             width_margin: None,
             trim_margin: Some(48),
             beam_width: 1,
+            threads: 0,
         }
     }
 }
@@ -288,8 +289,7 @@ impl TextReader {
     }
 
     /// One crop per box, padded by `pad_fraction` × its height ([`text_crop_padded`]), at its [`run_width`], run
-    /// through the model:
-    /// per box its greedy path and its log-softmax rows.
+    /// through the model on [`ReadParams::threads`] threads: per box its greedy path and its log-softmax rows.
     fn read_crops(
         &self,
         image: &RgbImage,
@@ -297,47 +297,39 @@ impl TextReader {
         skew_deg: f64,
         pad_fraction: f64,
     ) -> Result<Vec<(CtcPath, Vec<f32>)>, ScanError> {
-        let mut out = Vec::with_capacity(boxes.len());
         let classes = self.alphabet.classes();
         let (h, max_w) = (self.alphabet.input_height, self.alphabet.input_width);
         let trim = self.params.width_margin.is_none() && self.params.trim_margin.is_some();
         let margin =
             (self.params.width_margin).or(self.params.trim_margin.map(|m| m.max(MIN_TRIM_MARGIN)));
-        for chunk in boxes.chunks(self.params.batch_size.max(1)) {
-            let inputs = chunk
-                .iter()
-                .map(|b| {
-                    let (pixels, w) =
-                        text_crop_padded(image, b, &self.alphabet, skew_deg, pad_fraction)?;
-                    crop_input(&pixels, w, h, run_width(w, margin, max_w))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let outputs = if trim {
-                (inputs.into_iter())
-                    .map(|input| self.model.run_padded(input))
-                    .collect::<Result<Vec<_>, _>>()?
+        let read_one = |b: &BBox| -> Result<(CtcPath, Vec<f32>), ScanError> {
+            let (pixels, w) = text_crop_padded(image, b, &self.alphabet, skew_deg, pad_fraction)?;
+            let input = crop_input(&pixels, w, h, run_width(w, margin, max_w))?;
+            let logits = if trim {
+                self.model.run_padded(input)?
             } else {
-                self.model.run_each_single(inputs)?
+                let mut outputs = self.model.run_each_single([input])?;
+                outputs.pop().ok_or_else(|| ScanError::Inference {
+                    stage: STAGE,
+                    message: "no output".into(),
+                })?
             };
-            for logits in outputs {
-                let view = logits
-                    .to_plain_array_view::<f32>()
-                    .map_err(|e| ScanError::inference(STAGE, e))?;
-                let shape = view.shape();
-                let one_crop = matches!(*shape, [1, steps, c] if steps > 0 && c == classes);
-                let row = match view.as_slice() {
-                    Some(row) if one_crop => row,
-                    _ => {
-                        return Err(ScanError::Inference {
-                            stage: STAGE,
-                            message: format!("logits shape {shape:?}, expected [1, T, {classes}]"),
-                        })
-                    }
-                };
-                out.push((ctc_greedy(row, classes), log_softmax_rows(row, classes)));
+            let view = logits
+                .to_plain_array_view::<f32>()
+                .map_err(|e| ScanError::inference(STAGE, e))?;
+            let shape = view.shape();
+            let one_crop = matches!(*shape, [1, steps, c] if steps > 0 && c == classes);
+            match view.as_slice() {
+                Some(row) if one_crop => {
+                    Ok((ctc_greedy(row, classes), log_softmax_rows(row, classes)))
+                }
+                _ => Err(ScanError::Inference {
+                    stage: STAGE,
+                    message: format!("logits shape {shape:?}, expected [1, T, {classes}]"),
+                }),
             }
-        }
-        Ok(out)
+        };
+        threads::map_in_order(self.params.threads, boxes, read_one)
     }
 }
 

@@ -3,6 +3,12 @@
 //! parameters, with a canvas confidence below the scanner's threshold: nothing invented. The app page is the hard
 //! one: a solid rounded box with a word in it is also how Netron draws a node without parameters, and the cropper
 //! takes the page for a canvas (0.93), so only the detector's graph evidence can refuse it.
+//!
+//! Two more are screens of `models/train/render_negatives.py` (never trained on: its training seed is 606):
+//! `forms_photo.jpg` is view 40 of the evaluation set NEG (`--seed 707`, the simulated photo) and `forms.png` view 12
+//! of NEG2 (`--seed 808`, the screenshot). Their form fields and numbers read as cards and tensor labels, and
+//! the labels bridge a few of those cards (`edges::bridge_labels`): before `ScanParams::min_bridged_share` both
+//! came back as graphs of 21 and 10 cards.
 
 use std::path::Path;
 
@@ -19,6 +25,8 @@ fn non_netron_images_give_no_nodes() {
         "noise.jpg",
         "scene.jpg",
         "app.png",
+        "forms_photo.jpg",
+        "forms.png",
     ] {
         let r = scanner.scan_file(&dir.join(name)).expect("scan succeeds");
         let g = &r.graph;

@@ -236,9 +236,13 @@ fn ports_without_an_edge_are_dropped_unless_sure_and_nothing_else_changes() {
 #[test]
 fn a_toolbar_button_taken_for_a_pill_is_dropped() {
     let models = ModelSet::bundled().expect("bundled models load");
+    // The button pill `C` reads at a calibrated confidence of about 0.95, the default
+    // `unconnected_port_min_confidence`: over it on the machines of sessions 30–34, 0.9489 on session 35's (the
+    // float kernels differ between CPUs). At 0.9 it is sure on any of them, so that the glyph rule alone decides.
     let scan = |drop_glyphs: bool| {
         let params = ScanParams {
             drop_unconnected_glyph_ports: drop_glyphs,
+            unconnected_port_min_confidence: Some(0.9),
             ..ScanParams::default()
         };
         let scanner = Scanner::with_params(&models, params).expect("scanner");

@@ -84,24 +84,34 @@ fn reads_fixture_texts() {
 }
 
 #[test]
-fn batching_does_not_change_the_answer() {
+fn the_thread_count_does_not_change_the_answer() {
     let (_, img, boxes, _, skew) = fixture_texts()
         .into_iter()
         .find(|t| t.2.len() >= 5)
         .unwrap();
-    let once = |batch_size| ReadParams {
-        batch_size,
-        reread_below: None,
+    let at = |threads, reread_below| ReadParams {
+        threads,
+        reread_below,
         width_margin: None,
         beam_width: 1,
         ..ReadParams::default()
     };
-    let one = reader(once(1)).read(&img, &boxes, skew).unwrap();
-    let many = reader(once(3)).read(&img, &boxes, skew).unwrap();
-    for (a, b) in one.iter().zip(&many) {
-        assert_eq!(a.text, b.text);
-        assert!((a.confidence - b.confidence).abs() < 1e-4, "{a:?} vs {b:?}");
+    let default_reread = ReadParams::default().reread_below;
+    for reread_below in [default_reread, None] {
+        let one = reader(at(1, reread_below))
+            .read(&img, &boxes, skew)
+            .unwrap();
+        let many = reader(at(3, reread_below))
+            .read(&img, &boxes, skew)
+            .unwrap();
+        assert_eq!(one.len(), boxes.len());
+        for (a, b) in one.iter().zip(&many) {
+            assert_eq!((&a.text, a.confidence), (&b.text, b.confidence));
+            assert_eq!(a.log_probs, b.log_probs);
+            assert_eq!(a.reread_log_probs, b.reread_log_probs);
+        }
     }
+    let many = reader(at(3, None)).read(&img, &boxes, skew).unwrap();
     // The crops run one by one (`Model::run_each`, a fresh GRU state each) read as the rows of one stacked batch
     // through `Model::run`.
     let a = Alphabet::bundled().unwrap();

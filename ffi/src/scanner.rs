@@ -105,6 +105,17 @@ impl Scanner {
         })
     }
 
+    /// A copy of this scanner (same models, shared, not reloaded) whose scans spread their model runs (the
+    /// detector's tiles, the classifier's titles, the OCR's texts) over `threads` threads; `0`: the available
+    /// cores, at most 4 (the default). The graphs are the same at any count; only the time changes.
+    pub fn with_threads(&self, threads: u32) -> Result<Arc<Scanner>, NetronError> {
+        guarded(|| {
+            let mut params = self.core.params().clone();
+            params.set_threads(threads as usize);
+            Ok(Arc::new(Scanner::build(self.models.clone(), params)?))
+        })
+    }
+
     /// The quality thresholds in use.
     pub fn quality_params(&self) -> Result<QualityParams, NetronError> {
         guarded(|| Ok(self.core_params().clone().into()))

@@ -188,6 +188,13 @@ def test_scan_fixture_photo(scanner):
     assert r.text_height is not None and r.text_height >= 9 and n.Hint.ZOOM_IN not in r.quality.hints
 
 
+def test_thread_count_changes_no_graph(scanner):
+    one = scanner.with_threads(1).scan_image(PHOTO.read_bytes())
+    two = scanner.with_threads(2).scan_image(PHOTO.read_bytes())
+    assert one.graph_json == two.graph_json
+    assert one.graph_json == scanner.scan_image(PHOTO.read_bytes()).graph_json
+
+
 def test_small_text_crosses_the_boundary_as_a_zoom_in_hint(scanner):
     # A dense view whose labels are 7 px high.
     r = scanner.scan_file(str(REPO / "tests/fixtures/dense/000104.photo.jpg"))

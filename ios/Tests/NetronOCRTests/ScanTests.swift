@@ -77,6 +77,8 @@ final class ScanTests: XCTestCase {
         XCTAssertGreaterThan(r.timings.decodeMs, 0)
         let path = Fixtures.repo.appendingPathComponent(ScanTests.photoPath).path
         XCTAssertEqual(try scanner.scanFile(path: path).graphJson, r.graphJson)
+        // One thread reads the same graph as the default count.
+        XCTAssertEqual(try scanner.withThreads(threads: 1).scanFile(path: path).graphJson, r.graphJson)
         // Its labels are 15 px high: a text height, and no zoom-in advice.
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(r.textHeight), 9)
         XCTAssertFalse(r.quality.hints.contains(.zoomIn))
