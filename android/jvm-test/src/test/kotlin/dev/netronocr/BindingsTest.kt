@@ -15,6 +15,7 @@ import dev.netronocr.ffi.defaultQualityParams
 import dev.netronocr.ffi.rotationFromDegrees
 import dev.netronocr.ffi.setLogSink
 import dev.netronocr.ffi.tightFrameInfo
+import java.io.File
 import java.nio.ByteBuffer
 import java.util.concurrent.Callable
 import java.util.concurrent.CopyOnWriteArrayList
@@ -92,6 +93,15 @@ class BindingsTest {
         val e = assertFailsWith<NetronException.Internal> { debugPanic("kotlin-side") }
         assertContains(e.message!!, "kotlin-side")
         assertTrue(scanner.assess(SyntheticFrames.netronNv21()).accept)
+    }
+
+    @Test
+    fun `a scan reads the same graph on one thread as on the default count`() {
+        val repo = File(System.getProperty("netron.repo.root") ?: "../..")
+        val photo = File(repo, "tests/fixtures/scenes/000000.photo.jpg").path
+        val expected = scanner.scanFile(photo).graphJson
+        scanner.withThreads(1).use { one -> assertEquals(expected, one.scanFile(photo).graphJson) }
+        assertFailsWith<IllegalArgumentException> { scanner.withThreads(-1) }
     }
 
     @Test

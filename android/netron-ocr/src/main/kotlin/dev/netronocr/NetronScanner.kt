@@ -50,6 +50,15 @@ class NetronScanner private constructor(internal val native: Scanner) : AutoClos
     /** A scanner with the same models and other quality thresholds. */
     fun withQualityParams(params: QualityParams): NetronScanner = NetronScanner(native.withQualityParams(params))
 
+    /**
+     * A scanner with the same models whose scans spread their model runs over [threads] threads (0: the available
+     * cores, at most 4, the default). The graph is the same at any count; 1 leaves the other cores to the camera.
+     */
+    fun withThreads(threads: Int): NetronScanner {
+        require(threads >= 0) { "threads must be >= 0, got $threads" }
+        return NetronScanner(native.withThreads(threads.toUInt()))
+    }
+
     override fun close() = native.close()
 
     companion object {
