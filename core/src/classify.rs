@@ -145,12 +145,7 @@ impl Classifier {
                     .max_pad_per_height
                     .map_or(pad, |k| pad.min((k * b.height()).max(MIN_CAPPED_PAD)));
                 let input = title_input_with_pad(image, b, pad)?;
-                let logits = self.model.run_each_single([input])?.pop().ok_or_else(|| {
-                    ScanError::Inference {
-                        stage: STAGE,
-                        message: "no output".into(),
-                    }
-                })?;
+                let logits = self.model.run_single(input)?;
                 let view = logits
                     .to_plain_array_view::<f32>()
                     .map_err(|e| ScanError::inference(STAGE, e))?;

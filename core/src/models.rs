@@ -849,10 +849,16 @@ impl Model {
         &self,
         inputs: impl IntoIterator<Item = Tensor>,
     ) -> Result<Vec<Tensor>, ScanError> {
-        self.run_each(inputs)?
+        inputs
             .into_iter()
-            .map(|outputs| self.first_output(outputs))
+            .map(|input| self.run_single(input))
             .collect()
+    }
+
+    /// [`Model::run_each_single`] for one input: its one output.
+    pub fn run_single(&self, input: Tensor) -> Result<Tensor, ScanError> {
+        let outputs = self.run_each([input])?.pop().unwrap_or_default();
+        self.first_output(outputs)
     }
 
     /// The first of a run's outputs (the only one of the classifier and the OCR).

@@ -308,11 +308,7 @@ impl TextReader {
             let logits = if trim {
                 self.model.run_padded(input)?
             } else {
-                let mut outputs = self.model.run_each_single([input])?;
-                outputs.pop().ok_or_else(|| ScanError::Inference {
-                    stage: STAGE,
-                    message: "no output".into(),
-                })?
+                self.model.run_single(input)?
             };
             let view = logits
                 .to_plain_array_view::<f32>()
