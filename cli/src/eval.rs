@@ -99,6 +99,10 @@ pub struct Args {
     /// Count bridged edges as traced ones in the connected share (`ScanParams::min_bridged_share` off).
     #[arg(long)]
     bridges_as_traced: bool,
+    /// Count traced edges seen to end without an arrowhead as bridged ones in the connected share
+    /// (`ScanParams::traced_needs_arrowhead` on; off by default).
+    #[arg(long)]
+    traced_needs_arrowhead: bool,
     /// OCR confidence under which a tensor label that does not read as a shape is dropped (default: the
     /// scanner's, `ScanParams::min_label_confidence`).
     #[arg(long, value_name = "P")]
@@ -468,6 +472,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.bridges_as_traced {
         params.min_bridged_share = None;
+    }
+    if args.traced_needs_arrowhead {
+        params.traced_needs_arrowhead = true;
     }
     if let Some(p) = args.min_connected_share {
         params.min_connected_share = Some(p);

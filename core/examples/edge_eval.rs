@@ -465,7 +465,7 @@ fn evaluate(
             .collect();
         let d = &result.debug;
         println!(
-            "{:<16} {:>3}/{:<3} pred {:<3} lab {:<3} unit {:.2} scale {:.2} thr {:5.1} {:?} term {} src {} out {} lost {} drop {}  miss [{}] extra [{}]",
+            "{:<16} {:>3}/{:<3} pred {:<3} lab {:<3} unit {:.2} scale {:.2} thr {:5.1} {:?} term {} src {} out {} lost {} drop {} arrow {}/{}  miss [{}] extra [{}]",
             file.name,
             tally.correct,
             tally.truth,
@@ -480,6 +480,8 @@ fn evaluate(
             d.left_region,
             d.lost,
             d.dropped,
+            d.arrowheads,
+            d.no_arrowheads,
             misses.join(" "),
             extra.join(" ")
         );

@@ -57,7 +57,9 @@
 //!    confidence ([`EdgeParams::bridge_confidence`]).
 //!
 //! Every traced edge's confidence is the share of its traced length that was on ink (gaps count against it, coasting
-//! across label boxes does not), times a penalty for an unusual exit side. [`EdgeDebug`] holds an overlay of the
+//! across label boxes does not), times a penalty for an unusual exit side. Whether the stroke is seen to widen
+//! into an arrowhead at its target is kept beside it ([`has_arrowhead`]): evidence, for the scanner, that the
+//! strokes are Netron's edges and not borders or outlines. [`EdgeDebug`] holds an overlay of the
 //! ink, the masks, the terminals and the traces. `models/METRICS.md` has the measured accuracy.
 //!
 //! The layout direction itself can be read from the same ink before any of this: [`side_crossings`] counts the
@@ -308,6 +310,10 @@ pub struct RecoveredEdge {
     pub from_side: Side,
     /// Side of the target box the curve enters.
     pub to_side: Side,
+    /// Whether the stroke widens into an arrowhead where it meets the target ([`has_arrowhead`]); `None` where
+    /// that cannot be seen (a zoomed-out view, a short edge) and for an edge bridged from a label
+    /// ([`bridge_labels`]).
+    pub arrowhead: Option<bool>,
 }
 
 /// Geometry of the working raster: which source pixels it covers and how.
@@ -493,6 +499,9 @@ pub struct EdgeDebug {
     pub dropped: usize,
     /// Edges added by [`bridge_labels`].
     pub bridged: usize,
+    /// Traced edges seen to end in an arrowhead, and seen to end without one ([`has_arrowhead`]).
+    pub arrowheads: usize,
+    pub no_arrowheads: usize,
     /// The working raster in source orientation (not transposed): ink strength in grey (dark = strong),
     /// element masks blue, label masks green, traces in colour (lost ones orange), terminals red. Pixel `(x, y)`
     /// covers source pixels `origin + [x, x+1) / scale × [y, y+1) / scale`.
@@ -1019,20 +1028,7 @@ fn points_into_neighbour(
     if g < 10.0 * u || !elements[other].kind.can_be_target() {
         return false;
     }
-    let width = |t: f32| {
-        let c = Point::new(at.x + dir.x * t, at.y + dir.y * t);
-        let n = Point::new(-dir.y, dir.x);
-        let half = (4.0 * u).ceil() as i32 * 2;
-        (-half..=half)
-            .filter(|&i| {
-                ink.sample(Point::new(
-                    c.x + n.x * i as f32 * 0.5,
-                    c.y + n.y * i as f32 * 0.5,
-                )) >= 0.5
-            })
-            .count() as f32
-            * 0.5
-    };
+    let width = |t: f32| ink_width(ink, Point::new(at.x + dir.x * t, at.y + dir.y * t), dir, u);
     let near_here = [2.0f32, 3.0, 4.0, 5.0]
         .iter()
         .map(|&d| width(d * u))
@@ -1042,6 +1038,79 @@ fn points_into_neighbour(
         .map(|&d| width(g - d * u))
         .fold(0.0, f32::max);
     near_there >= near_here + u
+}
+
+/// Width of the ink across a stroke heading `dir` at `c`, in working pixels: the samples at least at the
+/// threshold (strength 0.5), half a pixel apart, within `ceil(4u)` pixels either side.
+fn ink_width(ink: &InkMap, c: Point, dir: Point, u: f32) -> f32 {
+    let n = Point::new(-dir.y, dir.x);
+    let half = (4.0 * u).ceil() as i32 * 2;
+    (-half..=half)
+        .filter(|&i| {
+            ink.sample(Point::new(
+                c.x + n.x * i as f32 * 0.5,
+                c.y + n.y * i as f32 * 0.5,
+            )) >= 0.5
+        })
+        .count() as f32
+        * 0.5
+}
+
+/// Whether a traced stroke widens into an arrowhead at its target: Netron ends every edge in one, 8 units long
+/// and 6 wide at its base, its tip on the box. Along the trace from its terminal (which lies just outside the
+/// box and its margin), the stroke's width (the ink at least at the threshold across the trace's local direction), sampled a unit
+/// apart, must be at least a unit more than the median of its widths 10–14 units out on two or more
+/// consecutive samples, the first of them within 3 units of the terminal (the box may be off by that), or on
+/// four or more anywhere in the first 8 units; and that median must be above zero (the stroke goes on). A single
+/// wide spot is a crossing; a short wide stretch further out is another shape's. A border or an outline running into a box keeps its width. `None`
+/// where a unit is under one working pixel (the view is zoomed out): the arrowhead is then a few pixels, most of
+/// them under the box's mask, and cannot be told from the stroke; also for traces shorter than 14 units.
+/// Terminals moved upstream of a fan-in's blob of arrowheads ([`split_converging`]) do not show theirs.
+pub fn has_arrowhead(ink: &InkMap, trace: &Trace) -> Option<bool> {
+    let u = ink.frame.unit();
+    if u < 1.0 {
+        return None;
+    }
+    // Width at arc length `s` along the trace, across its direction over about two units around that point.
+    let pts = &trace.points;
+    let mut arc = Vec::with_capacity(pts.len());
+    let mut total = 0.0f32;
+    for (k, p) in pts.iter().enumerate() {
+        if k > 0 {
+            total += distance(pts[k - 1], *p);
+        }
+        arc.push(total);
+    }
+    if total < 14.0 * u {
+        return None;
+    }
+    let width = |s: f32| {
+        let k = arc.partition_point(|&a| a < s).min(pts.len() - 1);
+        let lo = arc.partition_point(|&a| a < s - u).min(k);
+        let hi = arc.partition_point(|&a| a <= s + u).clamp(k, pts.len() - 1);
+        let (a, b) = (pts[lo], pts[hi]);
+        let d = distance(a, b);
+        let dir = if d > 1e-3 {
+            Point::new((b.x - a.x) / d, (b.y - a.y) / d)
+        } else {
+            trace.terminal.direction
+        };
+        ink_width(ink, pts[k], dir, u)
+    };
+    let near: Vec<f32> = (0..=8).map(|d| width(d as f32 * u)).collect();
+    let mut far: Vec<f32> = (10..=14).map(|d| width(d as f32 * u)).collect();
+    far.sort_by(f32::total_cmp);
+    let wide = far[2] + u;
+    // The wide stretch starts where the stroke meets the box's mask, give or take the box's error; one that
+    // starts further out must be long (a box drawn short).
+    let start = near.iter().position(|&w| w >= wide);
+    let run = start.map_or(0, |a| near[a..].iter().take_while(|&&w| w >= wide).count());
+    let longest = near
+        .split(|&w| w < wide)
+        .map(<[f32]>::len)
+        .max()
+        .unwrap_or(0);
+    Some(far[2] > 0.0 && ((start.is_some_and(|a| a <= 3) && run >= 2) || longest >= 4))
 }
 
 /// Stage 3b: a terminal where several strokes converge becomes one terminal per stroke. Netron aims every
@@ -1761,6 +1830,7 @@ pub fn bridge_labels(
             ],
             from_side,
             to_side,
+            arrowhead: None,
         });
     }
     let n = added.len();
@@ -1859,6 +1929,8 @@ pub fn recover_edges(
         lost: 0,
         dropped: 0,
         bridged: 0,
+        arrowheads: 0,
+        no_arrowheads: 0,
         overlay: RgbImage::new(1, 1),
     };
     // A terminal where another trace, to the same source, came out from under its card is that stroke passing
@@ -1921,6 +1993,7 @@ pub fn recover_edges(
             points: t.points.iter().rev().map(|p| frame.to_source(*p)).collect(),
             from_side,
             to_side,
+            arrowhead: has_arrowhead(&ink, t),
         });
     }
     // One edge per (from, to): two terminals traced to the same pair are one edge seen twice (e.g. a split run).
@@ -1932,6 +2005,8 @@ pub fn recover_edges(
     let before = edges.len();
     edges.dedup_by(|a, b| a.from == b.from && a.to == b.to);
     debug.dropped += before - edges.len();
+    debug.arrowheads = edges.iter().filter(|e| e.arrowhead == Some(true)).count();
+    debug.no_arrowheads = edges.iter().filter(|e| e.arrowhead == Some(false)).count();
     attach_labels(&mut edges, labels, &frame, params);
     if params.bridge_labels {
         debug.bridged = bridge_labels(&mut edges, elements, labels, &frame, params);

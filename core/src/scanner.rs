@@ -35,6 +35,7 @@
 //! 7. graph evidence: fewer than [`ScanParams::min_elements`] nodes, inputs and outputs together and no edge is
 //!    not a graph (a text page or a desktop can give one spurious card), nor are cards that edges seldom join
 //!    ([`ScanParams::min_connected_share`]: a page of buttons), counting the edges bridged from labels alone
+//!    (and, as an option, traced ones seen to end without an arrowhead: [`ScanParams::traced_needs_arrowhead`])
 //!    only when they join many ([`ScanParams::min_bridged_share`]); the result is then empty, like a cropper
 //!    rejection; otherwise input and output pills that no edge joins to a node are dropped unless
 //!    their name reads confidently ([`ScanParams::unconnected_port_min_confidence`]) and is more than one
@@ -134,6 +135,15 @@ pub struct ScanParams {
     /// photos (strokes washed out) have traced edges joining under 0.25 of their cards, and all their edges
     /// join 0.50–0.96 (`models/METRICS.md`, session 35).
     pub min_bridged_share: Option<f32>,
+    /// A traced edge counts as traced towards [`ScanParams::min_connected_share`] only when it is seen to end in
+    /// an arrowhead, or where that cannot be seen ([`RecoveredEdge::arrowhead`] `Some(true)` or `None`); one seen
+    /// to end without one counts as a bridged edge does ([`ScanParams::min_bridged_share`]). Default false
+    /// (every traced edge counts): on the screens without Netron of NEG2 and NEG4 it refused the two graphs still
+    /// invented there from strokes (a panel's border, the outlines of rounded chips: Netron ends every edge in an
+    /// arrowhead), but the check set NEG5 kept its two invented graphs and a dense photo (DENSE `000079`, 15 of
+    /// its 16 cards found, 2 edges traced) came back empty, because [`crate::edges::has_arrowhead`] misses many
+    /// real arrowheads (`models/METRICS.md`, session 36).
+    pub traced_needs_arrowhead: bool,
     /// An input or output box whose whole box the classifier reads as an operator with at least this
     /// probability is taken to be a node card instead (`None`: never). A parameterless node at the head or tail
     /// of a branch (a `ConstantOfShape`, a `Shape`) is a bare title, and the detector can take it for a graph
@@ -324,6 +334,7 @@ impl Default for ScanParams {
             min_elements: 2,
             min_connected_share: Some(0.25),
             min_bridged_share: Some(0.45),
+            traced_needs_arrowhead: false,
             port_as_node_confidence: Some(0.999),
             op_named_ports_are_nodes: true,
             op_named_labels_are_nodes: true,
@@ -489,13 +500,15 @@ pub fn connected_share<'a>(
 /// Whether the edges recovered between `nodes` node cards are too few to show a graph
 /// ([`ScanParams::min_connected_share`], [`ScanParams::min_bridged_share`]). An edge under `traced_from`
 /// confidence ([`EdgeParams::min_confidence`]) was bridged from a label, not traced along a stroke
-/// ([`edges::bridge_labels`]).
+/// ([`edges::bridge_labels`]); with `arrowheads` ([`ScanParams::traced_needs_arrowhead`]) a traced edge seen
+/// to end without an arrowhead counts as a bridged one.
 pub fn unjoined(
     nodes: usize,
     edges: &[RecoveredEdge],
     traced_from: f32,
     min_connected_share: Option<f32>,
     min_bridged_share: Option<f32>,
+    arrowheads: bool,
 ) -> bool {
     let Some(min) = min_connected_share else {
         return false;
@@ -505,7 +518,7 @@ pub fn unjoined(
     };
     let traced: Vec<&RecoveredEdge> = edges
         .iter()
-        .filter(|e| e.confidence >= traced_from)
+        .filter(|e| e.confidence >= traced_from && (e.arrowhead != Some(false) || !arrowheads))
         .collect();
     if nodes < CONNECTED_SHARE_MIN_NODES {
         return !edges.is_empty() && traced.is_empty();
@@ -1134,6 +1147,7 @@ impl Scanner {
             self.params.edges.min_confidence,
             self.params.min_connected_share,
             self.params.min_bridged_share,
+            self.params.traced_needs_arrowhead,
         );
         if (elements < self.params.min_elements && edge_result.edges.is_empty()) || unjoined {
             timings.assemble = ms(t) + direction_ms;
@@ -1449,6 +1463,7 @@ mod tests {
             points: Vec::new(),
             from_side: edges::Side::Bottom,
             to_side: edges::Side::Top,
+            arrowhead: Some(true),
         };
         // A chain n0 → n1 → n2 and an input into n3: four of five cards joined.
         let chain = [edge("n0", "n1"), edge("n1", "n2"), edge("i0", "n3")];
@@ -1462,6 +1477,45 @@ mod tests {
     }
 
     #[test]
+    fn traced_edges_without_an_arrowhead_count_as_bridged_ones() {
+        let edge = |from: &str, to: &str, arrowhead: Option<bool>| RecoveredEdge {
+            from: from.into(),
+            to: to.into(),
+            label: None,
+            confidence: 0.9,
+            points: Vec::new(),
+            from_side: edges::Side::Bottom,
+            to_side: edges::Side::Top,
+            arrowhead,
+        };
+        let p = ScanParams::default();
+        assert!(!p.traced_needs_arrowhead);
+        let check = |nodes: usize, edges: &[RecoveredEdge], arrowheads: bool| {
+            let (from, share, bridged) = (
+                p.edges.min_confidence,
+                p.min_connected_share,
+                p.min_bridged_share,
+            );
+            unjoined(nodes, edges, from, share, bridged, arrowheads)
+        };
+        // Ten cards, two traced strokes joining four (borders taken for edges): a graph only where they end in
+        // arrowheads, or where that cannot be seen.
+        let two = |a| [edge("n0", "n1", a), edge("n2", "n3", a)];
+        assert!(check(10, &two(Some(false)), true));
+        assert!(!check(10, &two(Some(true)), true));
+        assert!(!check(10, &two(None), true));
+        assert!(!check(10, &two(Some(false)), false));
+        // Without arrowheads, strokes joining most cards still show a graph, as bridges do.
+        let chain: Vec<_> = (0..9)
+            .map(|k| edge(&format!("n{k}"), &format!("n{}", k + 1), Some(false)))
+            .collect();
+        assert!(!check(10, &chain, true));
+        // A lone card whose only edge shows no arrowhead is no graph.
+        assert!(check(1, &[edge("i0", "n0", Some(false))], true));
+        assert!(!check(1, &[edge("i0", "n0", None)], true));
+    }
+
+    #[test]
     fn bridged_edges_show_a_graph_only_when_they_join_many_cards() {
         let edge = |from: &str, to: &str, confidence: f32| RecoveredEdge {
             from: from.into(),
@@ -1471,6 +1525,7 @@ mod tests {
             points: Vec::new(),
             from_side: edges::Side::Bottom,
             to_side: edges::Side::Top,
+            arrowhead: Some(true),
         };
         let p = ScanParams::default();
         let (traced_from, share, bridged) = (
@@ -1481,14 +1536,14 @@ mod tests {
         let bridge = p.edges.bridge_confidence;
         assert!(bridge < traced_from);
         let check = |nodes: usize, edges: &[RecoveredEdge]| {
-            unjoined(nodes, edges, traced_from, share, bridged)
+            unjoined(nodes, edges, traced_from, share, bridged, true)
         };
         // Ten cards, two bridges (a form taken for cards and labels): no graph; traced, the same two join
         // enough.
         let two = |c| [edge("n0", "n1", c), edge("n2", "n3", c)];
         assert!(check(10, &two(bridge)));
         assert!(!check(10, &two(0.9)));
-        assert!(!unjoined(10, &two(bridge), traced_from, share, None));
+        assert!(!unjoined(10, &two(bridge), traced_from, share, None, true));
         // Strokes washed out: bridges joining most cards are a graph.
         let chain: Vec<_> = (0..9)
             .map(|k| edge(&format!("n{k}"), &format!("n{}", k + 1), bridge))
@@ -1503,7 +1558,14 @@ mod tests {
         ));
         assert!(!check(1, &[]));
         // Without the connected-share rule nothing is unjoined.
-        assert!(!unjoined(10, &two(bridge), traced_from, None, bridged));
+        assert!(!unjoined(
+            10,
+            &two(bridge),
+            traced_from,
+            None,
+            bridged,
+            true
+        ));
     }
 
     #[test]

@@ -15,6 +15,7 @@ fn edge(from: &str, to: &str, label: Option<&str>) -> RecoveredEdge {
         points: vec![Point::new(0.0, 0.0), Point::new(0.0, 10.0)],
         from_side: Side::Bottom,
         to_side: Side::Top,
+        arrowhead: Some(true),
     }
 }
 

@@ -53,6 +53,7 @@ fn edge(from: &str, to: &str, label: Option<&str>, confidence: f32) -> Recovered
         points: vec![Point::new(140.0, 40.0), Point::new(140.0, 100.0)],
         from_side: Side::Bottom,
         to_side: Side::Top,
+        arrowhead: Some(true),
     }
 }
 

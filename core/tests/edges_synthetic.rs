@@ -860,3 +860,47 @@ fn a_stroke_along_a_side_is_no_crossing() {
     let c = sc.side_crossings();
     assert_eq!((c.vertical, c.horizontal), (1, 0), "{c:?}");
 }
+
+#[test]
+fn an_edge_ends_in_an_arrowhead_and_a_plain_line_does_not() {
+    for (theme, unit) in [(LIGHT, 1.0f32), (LIGHT, 2.0), (DARK, 1.0)] {
+        let s = |v: f32| v * unit;
+        let mut sc = Scene::new(s(400.0) as u32, s(220.0) as u32, theme);
+        sc.element("n0", Node, BBox::new(s(100.0), s(20.0), s(360.0), s(50.0)));
+        sc.element(
+            "n1",
+            Node,
+            BBox::new(s(100.0), s(150.0), s(180.0), s(180.0)),
+        );
+        sc.element(
+            "n2",
+            Node,
+            BBox::new(s(280.0), s(150.0), s(360.0), s(180.0)),
+        );
+        // A drawn edge, and a border-like line of the same width without an arrowhead.
+        sc.edge(
+            &s_curve(
+                Point::new(s(140.0), s(50.0)),
+                Point::new(s(140.0), s(150.0)),
+            ),
+            unit,
+        );
+        sc.stroke(
+            &[
+                Point::new(s(320.0), s(50.0)),
+                Point::new(s(320.0), s(150.0)),
+            ],
+            unit,
+        );
+        let r = sc.recover(Direction::Vertical).unwrap();
+        let arrow = |to: &str| {
+            r.edges
+                .iter()
+                .find(|e| e.to == to)
+                .unwrap_or_else(|| panic!("an edge into {to} at unit {unit}: {:?}", r.edges))
+                .arrowhead
+        };
+        assert_eq!(arrow("n1"), Some(true), "unit {unit}");
+        assert_eq!(arrow("n2"), Some(false), "unit {unit}");
+    }
+}

@@ -1,6 +1,6 @@
 """Command line of the data generator (run from `models/`):
 
-    python -m datagen build --seed 1 --scenes 20000 --out DIR [--workers 2] [--start 0]
+    python -m datagen build --seed 1 --scenes 20000 --out DIR [--workers 2] [--start 0] [--held-out-only]
     python -m datagen sheet --data DIR --out sheet.png [--n 16] [--seed 0] [--full]
     python -m datagen priors --seed 1 --scenes 4000 [--write]
     python -m datagen op-rows [--write]
@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--workers", type=int, default=2, help="worker processes, each with its own browser")
     b.add_argument("--start", type=int, default=0, help="first scene index to build (derived sets cover 0..N-1)")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.add_argument("--held-out-only", action="store_true",
+                   help="only the held-out scenes (k %% 10 == 9): the evaluation sets, a tenth of the time")
     s = sub.add_parser("sheet", help="contact sheet of random scenes with annotations")
     s.add_argument("--data", type=Path, required=True)
     s.add_argument("--out", type=Path, required=True)
@@ -54,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         from .build import build
 
         manifest = build(args.seed, args.scenes, args.out, workers=args.workers, start=args.start,
-                         progress=not args.quiet)
+                         progress=not args.quiet, held_out_only=args.held_out_only)
         summary = {k: manifest[k] for k in ("scenes", "seconds", "scenes_per_second")}
         print(json.dumps(summary, indent=1))
         return 0 if manifest["scenes"]["complete"] > 0 or args.scenes == 0 else 1

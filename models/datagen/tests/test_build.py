@@ -286,3 +286,19 @@ def test_the_shipped_vocabulary_counts_every_operator_in_the_training_graphs():
 
     shipped = vocab.load_vocab()
     assert all(o.train_nodes is not None and o.train_nodes > 0 for o in shipped.operators)
+
+
+@needs_chromium
+def test_held_out_only_builds_the_held_out_scenes_alone(tmp_path):
+    from datagen.build import build
+
+    # Scenes 8 and 9 of 0..9: only 9 is held out; it is the same bytes as built among all scenes.
+    c = tmp_path / "held"
+    m = build(SEED, 10, c, workers=1, start=8, progress=False, held_out_only=True)
+    assert m["failures"] == [] and m["scenes"]["built_this_run"] == 1
+    names = sorted(p.name for p in (c / "scenes").iterdir())
+    assert names and all(n.startswith("000009.") for n in names), names
+    full = tmp_path / "full"
+    build(SEED, 10, full, workers=1, start=9, progress=False)
+    for name in names:
+        assert (c / "scenes" / name).read_bytes() == (full / "scenes" / name).read_bytes(), name
