@@ -1058,14 +1058,16 @@ fn ink_width(ink: &InkMap, c: Point, dir: Point, u: f32) -> f32 {
 
 /// Whether a traced stroke widens into an arrowhead at its target: Netron ends every edge in one, 8 units long
 /// and 6 wide at its base, its tip on the box. Along the trace from its terminal (which lies just outside the
-/// box and its margin), the stroke's width (the ink at least at the threshold across the trace's local direction), sampled a unit
-/// apart, must be at least a unit more than the median of its widths 10–14 units out on two or more
-/// consecutive samples, the first of them within 3 units of the terminal (the box may be off by that), or on
-/// four or more anywhere in the first 8 units; and that median must be above zero (the stroke goes on). A single
-/// wide spot is a crossing; a short wide stretch further out is another shape's. A border or an outline running into a box keeps its width. `None`
-/// where a unit is under one working pixel (the view is zoomed out): the arrowhead is then a few pixels, most of
-/// them under the box's mask, and cannot be told from the stroke; also for traces shorter than 14 units.
-/// Terminals moved upstream of a fan-in's blob of arrowheads ([`split_converging`]) do not show theirs.
+/// box and its margin), the stroke's width (the ink at least at the threshold, across the trace's local
+/// direction), sampled a unit apart, must be at least a unit more than the median of its widths 10–14 units out
+/// on two or more consecutive samples, the first of them within 3 units of the terminal (the box may be off by
+/// that), or on four or more anywhere in the first 8 units; and that median must be above zero (the stroke goes
+/// on). A single wide spot is a crossing; a short wide stretch further out is another shape's; a border or an
+/// outline running into a box keeps its width. `None` where a unit is under one working pixel (the view is
+/// zoomed out: the arrowhead is a few pixels, most of them under the box's mask, and cannot be told from the
+/// stroke) or the trace is shorter than 14 units. Terminals moved upstream of a fan-in's blob of arrowheads
+/// ([`split_converging`]) do not show theirs. Measured in `models/METRICS.md` (session 36): it misses many real
+/// arrowheads.
 pub fn has_arrowhead(ink: &InkMap, trace: &Trace) -> Option<bool> {
     let u = ink.frame.unit();
     if u < 1.0 {
