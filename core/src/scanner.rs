@@ -1453,18 +1453,28 @@ mod tests {
         check::<Scanner>();
     }
 
-    #[test]
-    fn connected_share_counts_the_cards_an_edge_ends_at() {
-        let edge = |from: &str, to: &str| RecoveredEdge {
+    /// A traced edge between two ids, top to bottom, without points or label.
+    fn recovered_edge(
+        from: &str,
+        to: &str,
+        confidence: f32,
+        arrowhead: Option<bool>,
+    ) -> RecoveredEdge {
+        RecoveredEdge {
             from: from.into(),
             to: to.into(),
             label: None,
-            confidence: 1.0,
+            confidence,
             points: Vec::new(),
             from_side: edges::Side::Bottom,
             to_side: edges::Side::Top,
-            arrowhead: Some(true),
-        };
+            arrowhead,
+        }
+    }
+
+    #[test]
+    fn connected_share_counts_the_cards_an_edge_ends_at() {
+        let edge = |from: &str, to: &str| recovered_edge(from, to, 1.0, Some(true));
         // A chain n0 → n1 → n2 and an input into n3: four of five cards joined.
         let chain = [edge("n0", "n1"), edge("n1", "n2"), edge("i0", "n3")];
         assert_eq!(connected_share(5, &chain), 0.8);
@@ -1478,16 +1488,7 @@ mod tests {
 
     #[test]
     fn traced_edges_without_an_arrowhead_count_as_bridged_ones() {
-        let edge = |from: &str, to: &str, arrowhead: Option<bool>| RecoveredEdge {
-            from: from.into(),
-            to: to.into(),
-            label: None,
-            confidence: 0.9,
-            points: Vec::new(),
-            from_side: edges::Side::Bottom,
-            to_side: edges::Side::Top,
-            arrowhead,
-        };
+        let edge = |from: &str, to: &str, arrowhead| recovered_edge(from, to, 0.9, arrowhead);
         let p = ScanParams::default();
         assert!(!p.traced_needs_arrowhead);
         let check = |nodes: usize, edges: &[RecoveredEdge], arrowheads: bool| {
@@ -1517,16 +1518,8 @@ mod tests {
 
     #[test]
     fn bridged_edges_show_a_graph_only_when_they_join_many_cards() {
-        let edge = |from: &str, to: &str, confidence: f32| RecoveredEdge {
-            from: from.into(),
-            to: to.into(),
-            label: None,
-            confidence,
-            points: Vec::new(),
-            from_side: edges::Side::Bottom,
-            to_side: edges::Side::Top,
-            arrowhead: Some(true),
-        };
+        let edge =
+            |from: &str, to: &str, confidence| recovered_edge(from, to, confidence, Some(true));
         let p = ScanParams::default();
         let (traced_from, share, bridged) = (
             p.edges.min_confidence,

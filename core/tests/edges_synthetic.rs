@@ -51,8 +51,8 @@ fn run(scene: &Scene, direction: Direction) -> Vec<(String, String, Option<Strin
     triples(&result.edges)
 }
 
-/// Straight and curved edges from one node, unit 1 or 2 (stroke width and label height scale together).
-fn straight_and_curved(theme: edges_support::Theme, unit: f32) -> Scene {
+/// A source card n0 above two target cards, n1 below it and n2 to the right, at unit `unit`; no strokes.
+fn three_cards(theme: edges_support::Theme, unit: f32) -> Scene {
     let s = |v: f32| v * unit;
     let mut sc = Scene::new(s(400.0) as u32, s(220.0) as u32, theme);
     sc.element("n0", Node, BBox::new(s(100.0), s(20.0), s(180.0), s(50.0)));
@@ -66,6 +66,13 @@ fn straight_and_curved(theme: edges_support::Theme, unit: f32) -> Scene {
         Node,
         BBox::new(s(280.0), s(150.0), s(360.0), s(180.0)),
     );
+    sc
+}
+
+/// Straight and curved edges from one node, unit 1 or 2 (stroke width and label height scale together).
+fn straight_and_curved(theme: edges_support::Theme, unit: f32) -> Scene {
+    let s = |v: f32| v * unit;
+    let mut sc = three_cards(theme, unit);
     let straight = vec![
         Point::new(s(140.0), s(50.0)),
         Point::new(s(140.0), s(150.0)),
@@ -865,31 +872,20 @@ fn a_stroke_along_a_side_is_no_crossing() {
 fn an_edge_ends_in_an_arrowhead_and_a_plain_line_does_not() {
     for (theme, unit) in [(LIGHT, 1.0f32), (LIGHT, 2.0), (DARK, 1.0)] {
         let s = |v: f32| v * unit;
-        let mut sc = Scene::new(s(400.0) as u32, s(220.0) as u32, theme);
-        sc.element("n0", Node, BBox::new(s(100.0), s(20.0), s(360.0), s(50.0)));
-        sc.element(
-            "n1",
-            Node,
-            BBox::new(s(100.0), s(150.0), s(180.0), s(180.0)),
-        );
-        sc.element(
-            "n2",
-            Node,
-            BBox::new(s(280.0), s(150.0), s(360.0), s(180.0)),
-        );
-        // A drawn edge, and a border-like line of the same width without an arrowhead.
+        let mut sc = three_cards(theme, unit);
+        // A drawn edge, and a curve of the same width without an arrowhead (an outline).
         sc.edge(
-            &s_curve(
+            &[
                 Point::new(s(140.0), s(50.0)),
                 Point::new(s(140.0), s(150.0)),
-            ),
+            ],
             unit,
         );
         sc.stroke(
-            &[
-                Point::new(s(320.0), s(50.0)),
+            &s_curve(
+                Point::new(s(160.0), s(50.0)),
                 Point::new(s(320.0), s(150.0)),
-            ],
+            ),
             unit,
         );
         let r = sc.recover(Direction::Vertical).unwrap();
