@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Size of the host cdylib: stripped size, gzip -9 size, and the crates that dominate it (by symbol size).
 #
-# Usage: ffi/size-report.sh [release|release-small] [--no-models] [--nnef]
+# Usage: ffi/size-report.sh [release|release-small] [--no-models] [--nnef] [--icf]
 #   release        the normal release build (reuses CARGO_TARGET_DIR, default /root/.cache/netron-ocr/target)
 #   release-small  opt-level "z", fat LTO, 1 codegen unit, panic = "unwind" kept (the FFI boundary catches
 #                  panics), stripped; the cdylib built alone (`cargo rustc --crate-type cdylib`: with the
@@ -14,15 +14,20 @@
 #                  dependency. SLOW (fat LTO over tract): build it once per change.
 #   --no-models    without the bundled models: the library the goal is about.
 #   --nnef         models read as NNEF (feature `nnef` without `onnx`): no ONNX parser in the library.
+#   --icf          release-small only: also link with identical code folding (`-Wl,--icf=all`, LLD, which rustc
+#                  uses by default on x86_64 Linux since 1.90 and the NDK's clang uses on Android), which merges
+#                  functions whose machine code is the same (session 37: 90 KB less, docs/mobile.md).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 profile="${1:-release}"
 format=onnx
 models=bundled-models,
+link_args=(-C link-arg=-Wl,-z,pack-relative-relocs)
 for arg in "${@:2}"; do
   case "$arg" in
     --no-models) models= ;;
     --nnef) format=nnef ;;
+    --icf) link_args+=(-C link-arg=-Wl,--icf=all) ;;
     *) echo "unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -41,7 +46,7 @@ case "$profile" in
       --config 'profile.release-small.opt-level="z"' \
       --config 'profile.release-small.lto="fat"' \
       --config 'profile.release-small.codegen-units=1' \
-      -- -C link-arg=-Wl,-z,pack-relative-relocs >&2
+      -- "${link_args[@]}" >&2
     ;;
   *) echo "usage: $0 [release|release-small] [--no-models]" >&2; exit 2 ;;
 esac

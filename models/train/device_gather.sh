@@ -1,8 +1,10 @@
 # Sourced by device_classifier.sh and device_ocr.sh, from the repository root on a lent GPU machine: adds the
-# pack shard this call carried in `.pack/` to those gathered in /root/pack, shows them and the GPU, and enters
-# models/ with Python's output unbuffered. `require_shards N` stops the call (status 3) unless N shards are there.
+# pack shards this call carried in `.pack/` (or in subfolders of it, one carried per call: `carry` names
+# `.pack/a`, then `.pack/b`, so that no shard is swapped between calls) to those gathered in /root/pack, shows
+# them and the GPU, and enters models/ with Python's output unbuffered. `require_shards N` stops the call
+# (status 3) unless N shards are there.
 mkdir -p /root/pack
-cp .pack/*.npz /root/pack/
+find .pack -name "*.npz" -exec cp {} /root/pack/ \;   # .pack/*.npz, or one shard per subfolder
 ls -l /root/pack
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
 cd models

@@ -4,7 +4,9 @@
 # shards gather in /root/pack on the machine while it stays warm. Two runs share the GPU, each with half of the
 # CPU cores cutting its batches:
 #   a: the shipped architecture, warm-started from models/ocr.onnx (same cost per crop in the core);
-#   b: a wider network from scratch (`CHANNELS_B`, `HIDDEN_B`), to measure what capacity buys.
+#   b: a wider network from scratch (`CHANNELS_B`, `HIDDEN_B`), to measure what capacity buys; or, with
+#      `B=widen`, the shipped network warm-started from models/ocr.onnx with its GRU widened to `HIDDEN_B` units
+#      (`ocr.widen_recurrent`: it starts from exactly the shipped logits).
 #
 #   bash models/train/device_ocr.sh smoke                 # gather .pack/*.npz, then ~100 steps of each run
 #   SHARDS=2 MINUTES=8 bash models/train/device_ocr.sh train   # gather, check SHARDS are there, train both,
@@ -16,7 +18,12 @@ source models/train/device_gather.sh
 common=(--pack /root/pack --titles --device cuda --synth-frac 0 --batch "${BATCH:-256}" --threads 2
         --workers "${WORKERS:-7}" --kind-weights shape=0.55,name=0.15,weight=0.15,title=0.15 --seed "${SEED:-22}")
 run_a=(--warm-start ocr.onnx --lr "${LR_A:-5e-4}" --warmup 100)
-run_b=(--channels "${CHANNELS_B:-24,48,96,128}" --hidden "${HIDDEN_B:-128}" --lr "${LR_B:-2e-3}" --warmup 500)
+case ${B:-scratch} in
+scratch) run_b=(--channels "${CHANNELS_B:-24,48,96,128}" --hidden "${HIDDEN_B:-128}" --lr "${LR_B:-2e-3}"
+               --warmup 500) ;;
+widen) run_b=(--warm-start ocr.onnx --hidden "${HIDDEN_B:-128}" --lr "${LR_B:-5e-4}" --warmup 100) ;;
+*) echo "unknown B=$B" >&2; exit 2 ;;
+esac
 case $stage in
 smoke)
     rm -rf /root/smoke-a /root/smoke-b
