@@ -777,6 +777,19 @@ pub fn run(args: &Args) -> u8 {
             }
         }
     }
+    let (invented, emptied) = (all.counts.invented, all.counts.emptied);
+    if invented.total > 0 {
+        println!(
+            "graphs invented: {} of {} images without a graph in truth got nodes",
+            invented.hit, invented.total
+        );
+    }
+    if emptied.total > 0 {
+        println!(
+            "views emptied: {} of {} images with nodes in truth got none",
+            emptied.hit, emptied.total
+        );
+    }
     let errors: usize = all.errors;
     if errors > 0 {
         println!(

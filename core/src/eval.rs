@@ -185,6 +185,11 @@ pub struct Metrics {
     pub edges: Counts,
     /// Predictions passing the graph checks.
     pub schema_valid: Share,
+    /// Images whose truth has no node (no Netron graph), and of those the ones given a node anyway: invented
+    /// graphs, which the standards forbid.
+    pub invented: Share,
+    /// Images whose truth has nodes, and of those the ones given none: views emptied.
+    pub emptied: Share,
     /// `op_confidence` of matched nodes with an op against op accuracy.
     pub op_reliability: Reliability,
     /// `confidence` of matched tensor labels against shape exact match.
@@ -206,6 +211,8 @@ impl Metrics {
         self.weight_precision.add(&o.weight_precision);
         self.edges.add(&o.edges);
         self.schema_valid.add(&o.schema_valid);
+        self.invented.add(&o.invented);
+        self.emptied.add(&o.emptied);
         self.op_reliability.add(&o.op_reliability);
         self.shape_reliability.add(&o.shape_reliability);
     }
@@ -256,6 +263,10 @@ pub struct Summary {
     pub edge_recall: f64,
     pub edge_f1: f64,
     pub schema_valid: f64,
+    /// Of the images without a graph in truth, the share given one ([`Metrics::invented`]; 0 when there are none).
+    pub invented: f64,
+    /// Of the images with nodes in truth, the share given none ([`Metrics::emptied`]; 0 when there are none).
+    pub emptied: f64,
     /// Expected calibration error of `op_confidence` ([`Reliability::ece`]).
     pub op_ece: f64,
     /// Expected calibration error of the tensor labels' `confidence` for their shapes.
@@ -287,6 +298,8 @@ impl From<&Metrics> for Summary {
             edge_recall: m.edges.recall(),
             edge_f1: m.edges.f1(),
             schema_valid: m.schema_valid.value(),
+            invented: ratio(m.invented.hit, m.invented.total, false),
+            emptied: ratio(m.emptied.hit, m.emptied.total, false),
             op_ece: m.op_reliability.ece(),
             shape_ece: m.shape_reliability.ece(),
         }
@@ -533,6 +546,18 @@ pub fn evaluate(pred: &GraphJson, truth: &GraphJson) -> Metrics {
         hit: usize::from(valid),
         total: 1,
     };
+    let given = Share {
+        hit: usize::from(!pred.nodes.is_empty()),
+        total: 1,
+    };
+    if truth.nodes.is_empty() {
+        m.invented = given;
+    } else {
+        m.emptied = Share {
+            hit: 1 - given.hit,
+            total: 1,
+        };
+    }
     m
 }
 
@@ -640,6 +665,27 @@ mod tests {
         let m = evaluate(&p, &t);
         assert_eq!(m.class("node").recall(), 0.0);
         assert_eq!(m.crop_containment.value(), 0.0);
+    }
+
+    #[test]
+    fn graphs_invented_and_views_emptied_are_counted_per_image() {
+        let card = || node("n0", Some("Conv"), [10.0, 10.0, 90.0, 40.0], 1.0);
+        let (with, without) = (graph(vec![card()], vec![]), graph(vec![], vec![]));
+        let none = Share { hit: 0, total: 0 };
+        let cases = [
+            (&with, &without, Share { hit: 1, total: 1 }, none),
+            (&without, &without, Share { hit: 0, total: 1 }, none),
+            (&without, &with, none, Share { hit: 1, total: 1 }),
+            (&with, &with, none, Share { hit: 0, total: 1 }),
+        ];
+        let mut sum = Metrics::default();
+        for (pred, truth, invented, emptied) in cases {
+            let m = evaluate(pred, truth);
+            assert_eq!((m.invented, m.emptied), (invented, emptied));
+            sum.add(&m);
+        }
+        let s = Summary::from(&sum);
+        assert_eq!((s.invented, s.emptied), (0.5, 0.5));
     }
 
     #[test]
