@@ -548,6 +548,7 @@ def train_loop(
     config: dict,
     prepare_train_mode: Callable[[nn.Module], None] | None = None,
     desc: str = "train",
+    eval_at_start: bool = False,
 ) -> dict:
     """Run (or resume) training until `cfg.total_steps` steps or `cfg.budget_minutes` of training time (both
     counted over resumed runs), or until this invocation has run `cfg.max_minutes`; returns the final state dict.
@@ -560,6 +561,9 @@ def train_loop(
     - `prepare_train_mode(model)` is called after every `model.train()` (e.g. to freeze BatchNorm after a warm
       start).
     - `config` is stored in every checkpoint (the export command rebuilds the model from it).
+    - `eval_at_start`: a fresh run (no checkpoint to resume) is evaluated once before its first step, as step 0.
+      For a run that starts from trained weights (a warm start, `--init`) that is the start's score, so the log
+      shows whether training beats it, and `best.pt` stays the start unless it does.
     AdamW with `lr_at` schedule and gradient clipping.
     """
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -624,6 +628,9 @@ def train_loop(
     ema = None
     bar = tqdm(total=cfg.total_steps, initial=step, desc=desc, dynamic_ncols=True, smoothing=0.05)
     last_evaluated = step if state is not None else -1
+    if eval_at_start and state is None:
+        run_eval()
+        last_evaluated = step
     try:
         while step < cfg.total_steps:
             now = time.time()

@@ -901,7 +901,8 @@ def main(argv=None) -> int:
     prepare = common.freeze_batchnorm if config.get("warm_start") else None
     t0 = time.time()
     try:
-        common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="ocr")
+        common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="ocr",
+                          eval_at_start=previous is None and bool(args.warm_start or args.init))
     finally:
         if pool:
             pool.close()

@@ -349,6 +349,26 @@ def test_run_start_resumes_then_inits_then_starts_new(tmp_path):
     assert common.run_start(None, None, new) == ({"hidden": 3}, None)
 
 
+@pytest.mark.parametrize("at_start", [False, True], ids=["plain", "eval_at_start"])
+def test_eval_at_start_scores_the_start_and_keeps_it_unless_beaten(tmp_path, at_start):
+    """A run that starts at the held-out optimum and trains away from it: with `eval_at_start` its step-0 score is
+    logged and `best.pt` stays the start; without, `best.pt` is a trained state."""
+    model = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+    target = torch.ones(1, 1)
+    evaluate = lambda m: (-float((m.weight - 1.0).abs().sum()), {})  # noqa: E731
+    loss_fn = lambda m, batch: (((m(target) + 1.0) ** 2).mean(), {})  # noqa: E731, trains towards w = -1
+    cfg = common.LoopConfig(total_steps=6, lr=0.1, warmup_steps=1, eval_every=3)
+    ckpts = common.Checkpoints(tmp_path / "run")
+    common.train_loop(model, cfg, ckpts, lambda rng: None, loss_fn, evaluate, {}, eval_at_start=at_start)
+    log = [json.loads(line) for line in ckpts.log.read_text().splitlines()]
+    assert [r["step"] for r in log] == ([0, 3, 6] if at_start else [3, 6])
+    best = torch.load(ckpts.best, map_location="cpu", weights_only=False)
+    assert (best["step"] == 0) == at_start
+    assert torch.equal(best["model"]["weight"], torch.ones(1, 1)) == at_start
+
+
 @pytest.mark.parametrize("trainer", [classifier, ocr], ids=["classifier", "ocr"])
 def test_init_starts_a_new_run_from_a_checkpoint(trainer, dataset, tmp_path):
     """--init takes the checkpoint's config (not the flags') and weights, with a fresh optimizer at step 0."""
