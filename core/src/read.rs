@@ -414,8 +414,93 @@ pub fn log_softmax_rows(logits: &[f32], classes: usize) -> Vec<f32> {
 /// to `target` (classes ≥ 1, blank 0) given per-step log-probabilities `log_probs` (`T × classes` row-major,
 /// [`TextRead::log_probs`]). Forward algorithm over the blank-interleaved target in f64. `−∞` when no
 /// alignment fits in `T` steps, when a target class is 0 or not below `classes`, or when the input is empty.
+///
+/// The recursion runs on probabilities rescaled to sum 1 at every step (the log of the scales summed apart),
+/// which needs one `exp` per step and distinct target class instead of an `exp` and a `ln` per cell: the
+/// title join scores dozens of candidate titles per card this way. Where the probabilities underflow (a step's
+/// all, or the end's: alignments e^−700 less likely than the best), it falls back on the log-space recursion,
+/// so the two agree on which targets are possible; elsewhere they agree to rounding (`core/tests/read_ctc.rs`).
 pub fn ctc_log_likelihood(log_probs: &[f32], classes: usize, target: &[usize]) -> f64 {
-    ctc_forward(log_probs, classes, target, log_add)
+    ctc_scaled_forward(log_probs, classes, target)
+        .unwrap_or_else(|| ctc_forward(log_probs, classes, target, log_add))
+}
+
+/// [`ctc_log_likelihood`] on rescaled probabilities; `None` where [`ctc_forward`] must decide (bad input, no
+/// steps, or a step whose probabilities all underflow).
+fn ctc_scaled_forward(log_probs: &[f32], classes: usize, target: &[usize]) -> Option<f64> {
+    if classes == 0 || target.iter().any(|&c| c == 0 || c >= classes) {
+        return None;
+    }
+    let steps = log_probs.len() / classes;
+    if steps == 0 {
+        return None;
+    }
+    let ext: Vec<usize> = std::iter::once(0)
+        .chain(target.iter().flat_map(|&c| [c, 0]))
+        .collect();
+    // The distinct classes of `ext` (blank first) and each position's index among them.
+    let mut distinct: Vec<usize> = vec![0];
+    let slot: Vec<usize> = ext
+        .iter()
+        .map(|&c| match distinct.iter().position(|&d| d == c) {
+            Some(i) => i,
+            None => {
+                distinct.push(c);
+                distinct.len() - 1
+            }
+        })
+        .collect();
+    let mut p = vec![0f64; distinct.len()];
+    let probs_at = |t: usize, p: &mut [f64]| {
+        for (v, &c) in p.iter_mut().zip(&distinct) {
+            *v = f64::from(log_probs[t * classes + c]).exp();
+        }
+    };
+    let mut alpha = vec![0f64; ext.len()];
+    let mut next = vec![0f64; ext.len()];
+    probs_at(0, &mut p);
+    alpha[0] = p[slot[0]];
+    if ext.len() > 1 {
+        alpha[1] = p[slot[1]];
+    }
+    let mut log_scale = 0f64;
+    let rescale = |a: &mut [f64], log_scale: &mut f64| {
+        let sum: f64 = a.iter().sum();
+        if sum > 0.0 && sum.is_finite() {
+            a.iter_mut().for_each(|v| *v /= sum);
+            *log_scale += sum.ln();
+            true
+        } else {
+            false
+        }
+    };
+    if !rescale(&mut alpha, &mut log_scale) {
+        return None;
+    }
+    for t in 1..steps {
+        probs_at(t, &mut p);
+        for s in 0..ext.len() {
+            let mut a = alpha[s];
+            if s >= 1 {
+                a += alpha[s - 1];
+            }
+            if s >= 2 && ext[s] != 0 && ext[s] != ext[s - 2] {
+                a += alpha[s - 2];
+            }
+            next[s] = a * p[slot[s]];
+        }
+        std::mem::swap(&mut alpha, &mut next);
+        if !rescale(&mut alpha, &mut log_scale) {
+            return None;
+        }
+    }
+    let last = ext.len() - 1;
+    let end = if last == 0 {
+        alpha[0]
+    } else {
+        alpha[last] + alpha[last - 1]
+    };
+    (end > 0.0).then(|| log_scale + end.ln())
 }
 
 /// The log-probability of the likeliest single frame alignment that collapses to `target` (Viterbi; the same

@@ -186,6 +186,85 @@ fn ctc_likelihood_matches_brute_force() {
     assert_eq!(ctc_log_likelihood(&lp, 0, &[]), f64::NEG_INFINITY);
 }
 
+/// The forward algorithm in log space, as `ctc_log_likelihood` ran until session 37: the reference for its
+/// rescaled recursion on inputs too long for the brute force.
+fn log_space_likelihood(log_probs: &[f32], classes: usize, target: &[usize]) -> f64 {
+    let add = |a: f64, b: f64| {
+        if a == f64::NEG_INFINITY {
+            b
+        } else if b == f64::NEG_INFINITY {
+            a
+        } else {
+            a.max(b) + (-(a - b).abs()).exp().ln_1p()
+        }
+    };
+    let ext: Vec<usize> = std::iter::once(0)
+        .chain(target.iter().flat_map(|&c| [c, 0]))
+        .collect();
+    let lp = |t: usize, k: usize| f64::from(log_probs[t * classes + k]);
+    let mut alpha = vec![f64::NEG_INFINITY; ext.len()];
+    alpha[0] = lp(0, ext[0]);
+    alpha[1] = lp(0, ext[1]);
+    for t in 1..log_probs.len() / classes {
+        let prev = alpha.clone();
+        for s in 0..ext.len() {
+            let mut a = prev[s];
+            if s >= 1 {
+                a = add(a, prev[s - 1]);
+            }
+            if s >= 2 && ext[s] != 0 && ext[s] != ext[s - 2] {
+                a = add(a, prev[s - 2]);
+            }
+            alpha[s] = a + lp(t, ext[s]);
+        }
+    }
+    add(alpha[ext.len() - 1], alpha[ext.len() - 2])
+}
+
+#[test]
+fn ctc_likelihood_agrees_with_the_log_space_recursion_on_long_crops() {
+    // 80 steps over 76 classes, as the OCR's; pseudo-random logits, sharp enough that paths differ by hundreds
+    // of nats, and targets from short to long, with repeats.
+    let (steps, classes) = (80, 76);
+    let mut state = 7u64;
+    let logits: Vec<f32> = (0..steps * classes)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 24.0
+        })
+        .collect();
+    let lp = log_softmax_rows(&logits, classes);
+    for target in [
+        vec![5],
+        vec![12, 12, 40],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+        (1..=30).map(|i| (i * 7) % 75 + 1).collect::<Vec<usize>>(),
+    ] {
+        let got = ctc_log_likelihood(&lp, classes, &target);
+        let want = log_space_likelihood(&lp, classes, &target);
+        assert!(got.is_finite(), "{target:?}");
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "{target:?}: {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn ctc_likelihood_stays_finite_where_probabilities_underflow() {
+    // Blank is certain at every step but one, where the target's class has log-probability −800 (e^−800 is 0 in
+    // f64): exactly one alignment, likelihood −800.
+    let mut lp = vec![-2000f32; 4 * C];
+    for t in 0..4 {
+        lp[t * C] = 0.0;
+    }
+    lp[2 * C + 1] = -800.0;
+    let got = ctc_log_likelihood(&lp, C, &[1]);
+    assert!((got + 800.0).abs() < 1e-9, "{got}");
+}
+
 #[test]
 fn log_softmax_rows_normalise_each_step() {
     let lp = log_softmax_rows(&path(&[1, 0, 3], 4.0), C);
