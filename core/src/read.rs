@@ -419,25 +419,21 @@ pub fn log_softmax_rows(logits: &[f32], classes: usize) -> Vec<f32> {
 /// which needs one `exp` per step and distinct target class instead of an `exp` and a `ln` per cell: the
 /// title join scores dozens of candidate titles per card this way. Where the probabilities underflow (a step's
 /// all, or the end's: alignments e^−700 less likely than the best), it falls back on the log-space recursion,
-/// so the two agree on which targets are possible; elsewhere they agree to rounding (`core/tests/read_ctc.rs`).
+/// so the two agree on which targets are possible; elsewhere they agree to rounding (tests below and in
+/// `core/tests/read_ctc.rs`).
 pub fn ctc_log_likelihood(log_probs: &[f32], classes: usize, target: &[usize]) -> f64 {
     ctc_scaled_forward(log_probs, classes, target)
         .unwrap_or_else(|| ctc_forward(log_probs, classes, target, log_add))
 }
 
 /// [`ctc_log_likelihood`] on rescaled probabilities; `None` where [`ctc_forward`] must decide (bad input, no
-/// steps, or a step whose probabilities all underflow).
+/// steps, or probabilities that underflow).
 fn ctc_scaled_forward(log_probs: &[f32], classes: usize, target: &[usize]) -> Option<f64> {
-    if classes == 0 || target.iter().any(|&c| c == 0 || c >= classes) {
-        return None;
-    }
+    let ext = ctc_extended(classes, target)?;
     let steps = log_probs.len() / classes;
     if steps == 0 {
         return None;
     }
-    let ext: Vec<usize> = std::iter::once(0)
-        .chain(target.iter().flat_map(|&c| [c, 0]))
-        .collect();
     // The distinct classes of `ext` (blank first) and each position's index among them.
     let mut distinct: Vec<usize> = vec![0];
     let slot: Vec<usize> = ext
@@ -520,15 +516,28 @@ fn log_add(a: f64, b: f64) -> f64 {
     }
 }
 
+/// The blank-interleaved target the CTC recursions run over: blank, t0, blank, t1, …, blank. `None` when a
+/// target class is 0 or not below `classes`.
+fn ctc_extended(classes: usize, target: &[usize]) -> Option<Vec<usize>> {
+    if classes == 0 || target.iter().any(|&c| c == 0 || c >= classes) {
+        return None;
+    }
+    Some(
+        std::iter::once(0)
+            .chain(target.iter().flat_map(|&c| [c, 0]))
+            .collect(),
+    )
+}
+
 fn ctc_forward(
     log_probs: &[f32],
     classes: usize,
     target: &[usize],
     add: fn(f64, f64) -> f64,
 ) -> f64 {
-    if classes == 0 || target.iter().any(|&c| c == 0 || c >= classes) {
+    let Some(ext) = ctc_extended(classes, target) else {
         return f64::NEG_INFINITY;
-    }
+    };
     let steps = log_probs.len() / classes;
     if steps == 0 {
         return if target.is_empty() {
@@ -537,10 +546,6 @@ fn ctc_forward(
             f64::NEG_INFINITY
         };
     }
-    // Extended sequence: blank, t0, blank, t1, …, blank.
-    let ext: Vec<usize> = std::iter::once(0)
-        .chain(target.iter().flat_map(|&c| [c, 0]))
-        .collect();
     let lp = |t: usize, k: usize| f64::from(log_probs[t * classes + k]);
     let mut alpha = vec![f64::NEG_INFINITY; ext.len()];
     alpha[0] = lp(0, ext[0]);
@@ -818,4 +823,40 @@ fn crop_input(pixels: &[u8], w: u32, height: u32, width: u32) -> Result<Tensor, 
         normalise_into(pixels, w as usize, width as usize, data);
     }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rescaled_likelihood_agrees_with_the_log_space_recursion_on_long_crops() {
+        // 80 steps over 76 classes, as the OCR's; pseudo-random logits, sharp enough that paths differ by
+        // hundreds of nats, and targets from short to long, with repeats.
+        let (steps, classes) = (80, 76);
+        let mut state = 7u64;
+        let logits: Vec<f32> = (0..steps * classes)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 40) as f32 / (1u64 << 24) as f32) * 24.0
+            })
+            .collect();
+        let lp = log_softmax_rows(&logits, classes);
+        for target in [
+            vec![5],
+            vec![12, 12, 40],
+            vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+            (1..=30).map(|i| (i * 7) % 75 + 1).collect::<Vec<usize>>(),
+        ] {
+            let scaled = ctc_scaled_forward(&lp, classes, &target);
+            let log_space = ctc_forward(&lp, classes, &target, log_add);
+            let got = scaled.unwrap_or_else(|| panic!("{target:?}: fell back"));
+            assert!(
+                (got - log_space).abs() <= 1e-9 * log_space.abs().max(1.0),
+                "{target:?}: {got} vs {log_space}"
+            );
+        }
+    }
 }
