@@ -412,6 +412,27 @@ fn cached_plan(
     Ok(plan)
 }
 
+/// Marks the upper halves of the vector registers unused (`vzeroupper`) on x86-64 CPUs with AVX; elsewhere
+/// nothing. tract's AVX-512 matrix kernels return without doing so, and until something does, the C library's
+/// math functions (`exp`, `ln`, `atan2`, … all over the post-processing) run about 20× slower on this
+/// project's x86 machines: 220 ns an `exp` instead of 10 (`cargo run --release --example libm_after_model`,
+/// `BENCHMARKS.md`, session 38). Called on the running thread after every plan run; values are unaffected (no
+/// code keeps those register halves live across a call).
+#[inline]
+pub fn clear_upper_vector_state() {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX (checked just above), which is all `vzeroupper` needs.
+        unsafe { zero_upper_avx() }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn zero_upper_avx() {
+    std::arch::x86_64::_mm256_zeroupper();
+}
+
 /// A parsed model whose input size is not fixed yet: ONNX as parsed, or an NNEF graph whose variable sides are
 /// `32·h` and `32·w` (`netron-ocr-convert`).
 #[cfg(feature = "onnx")]
@@ -763,6 +784,7 @@ impl Model {
             .map_err(|e| ScanError::inference(stage, e))?
             .remove(0)
             .into_tensor();
+        clear_upper_vector_state();
         let [n, fc, fh, fw] = split.features;
         let view = narrow
             .to_plain_array_view::<f32>()
@@ -793,6 +815,7 @@ impl Model {
             .head
             .run(tvec!(wide.into_tensor().into_tvalue()))
             .map_err(|e| ScanError::inference(stage, e))?;
+        clear_upper_vector_state();
         self.first_output(self.ordered(outputs)?)
     }
 
@@ -904,6 +927,7 @@ impl Model {
         let outputs = plan
             .run(tvec!(input.into_tvalue()))
             .map_err(|e| ScanError::inference(self.kind.name(), e))?;
+        clear_upper_vector_state();
         self.ordered(outputs)
     }
 

@@ -316,9 +316,7 @@ impl TextReader {
             let shape = view.shape();
             let one_crop = matches!(*shape, [1, steps, c] if steps > 0 && c == classes);
             match view.as_slice() {
-                Some(row) if one_crop => {
-                    Ok((ctc_greedy(row, classes), log_softmax_rows(row, classes)))
-                }
+                Some(row) if one_crop => Ok(ctc_greedy_and_log_softmax(row, classes)),
                 _ => Err(ScanError::Inference {
                     stage: STAGE,
                     message: format!("logits shape {shape:?}, expected [1, T, {classes}]"),
@@ -355,11 +353,37 @@ pub struct CtcPath {
 /// the argmax class (the lowest index on ties), consecutive equal classes collapsed, class 0 (blank) dropped.
 /// `classes == 0` or an empty input decodes to nothing with confidence 1.
 pub fn ctc_greedy(logits: &[f32], classes: usize) -> CtcPath {
-    let mut out = Vec::new();
-    let mut log_conf = 0f64;
-    let mut prev = 0usize;
-    if classes > 0 {
-        for step in logits.chunks_exact(classes) {
+    greedy_path(&step_softmax(logits, classes))
+}
+
+/// Log-softmax of each `classes`-wide row of `logits` (computed in f64, stored as f32); an empty result when
+/// `classes == 0`.
+pub fn log_softmax_rows(logits: &[f32], classes: usize) -> Vec<f32> {
+    log_softmax_of(logits, classes, &step_softmax(logits, classes))
+}
+
+/// [`ctc_greedy`] and [`log_softmax_rows`] of the same logits, bit for bit, with each step's exponentials
+/// computed once for both (they are most of a crop's decoding time).
+pub fn ctc_greedy_and_log_softmax(logits: &[f32], classes: usize) -> (CtcPath, Vec<f32>) {
+    let steps = step_softmax(logits, classes);
+    (greedy_path(&steps), log_softmax_of(logits, classes, &steps))
+}
+
+/// One step of a crop's logits: its argmax class (the lowest index on ties), that class's logit, and
+/// `Σ exp(v − max)` over the step's classes in f64.
+struct StepSoftmax {
+    best: usize,
+    max: f32,
+    denom: f64,
+}
+
+fn step_softmax(logits: &[f32], classes: usize) -> Vec<StepSoftmax> {
+    if classes == 0 {
+        return Vec::new();
+    }
+    logits
+        .chunks_exact(classes)
+        .map(|step| {
             let (best, max) =
                 step.iter()
                     .enumerate()
@@ -370,14 +394,23 @@ pub fn ctc_greedy(logits: &[f32], classes: usize) -> CtcPath {
                             (bi, bv)
                         }
                     });
-            // log softmax of the top class: −log Σ exp(v − max).
             let denom: f64 = step.iter().map(|&v| f64::from(v - max).exp()).sum();
-            log_conf -= denom.ln();
-            if best != prev && best != 0 {
-                out.push(best);
-            }
-            prev = best;
+            StepSoftmax { best, max, denom }
+        })
+        .collect()
+}
+
+fn greedy_path(steps: &[StepSoftmax]) -> CtcPath {
+    let mut out = Vec::new();
+    // log softmax of the top class at each step: −log Σ exp(v − max).
+    let mut log_conf = 0f64;
+    let mut prev = 0usize;
+    for step in steps {
+        log_conf -= step.denom.ln();
+        if step.best != prev && step.best != 0 {
+            out.push(step.best);
         }
+        prev = step.best;
     }
     let confidence = log_conf.exp() as f32;
     CtcPath {
@@ -390,22 +423,11 @@ pub fn ctc_greedy(logits: &[f32], classes: usize) -> CtcPath {
     }
 }
 
-/// Log-softmax of each `classes`-wide row of `logits` (computed in f64, stored as f32); an empty result when
-/// `classes == 0`.
-pub fn log_softmax_rows(logits: &[f32], classes: usize) -> Vec<f32> {
-    if classes == 0 {
-        return Vec::new();
-    }
+fn log_softmax_of(logits: &[f32], classes: usize, steps: &[StepSoftmax]) -> Vec<f32> {
     let mut out = Vec::with_capacity(logits.len());
-    for step in logits.chunks_exact(classes) {
-        let max = step.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let lse = f64::from(max)
-            + step
-                .iter()
-                .map(|&v| f64::from(v - max).exp())
-                .sum::<f64>()
-                .ln();
-        out.extend(step.iter().map(|&v| (f64::from(v) - lse) as f32));
+    for (row, step) in logits.chunks_exact(classes.max(1)).zip(steps) {
+        let lse = f64::from(step.max) + step.denom.ln();
+        out.extend(row.iter().map(|&v| (f64::from(v) - lse) as f32));
     }
     out
 }
@@ -828,6 +850,41 @@ fn crop_input(pixels: &[u8], w: u32, height: u32, width: u32) -> Result<Tensor, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn greedy_and_log_softmax_together_equal_them_apart_bit_for_bit() {
+        let (steps, classes) = (80, 76);
+        let mut state = 11u64;
+        let mut logits: Vec<f32> = (0..steps * classes)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 40) as f32 / (1u64 << 24) as f32) * 30.0 - 10.0
+            })
+            .collect();
+        // A tie for the top class (the lower index wins), and a step whose top is the blank.
+        logits[5 * classes + 3] = 40.0;
+        logits[5 * classes + 9] = 40.0;
+        logits[7 * classes] = 45.0;
+        let (path, lp) = ctc_greedy_and_log_softmax(&logits, classes);
+        assert_eq!(path, ctc_greedy(&logits, classes));
+        assert_eq!(lp, log_softmax_rows(&logits, classes));
+        assert!(path.classes.contains(&3) && !path.classes.contains(&9));
+        // The log-softmax written out directly, as the reader computed it before the two shared their sums.
+        for (row, got) in logits.chunks_exact(classes).zip(lp.chunks_exact(classes)) {
+            let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let sum: f64 = row.iter().map(|&v| f64::from(v - max).exp()).sum();
+            let lse = f64::from(max) + sum.ln();
+            let want: Vec<f32> = row.iter().map(|&v| (f64::from(v) - lse) as f32).collect();
+            assert_eq!(got, want.as_slice());
+        }
+        assert_eq!(
+            ctc_greedy_and_log_softmax(&[], 0),
+            (ctc_greedy(&[], 0), vec![])
+        );
+        assert_eq!(ctc_greedy(&[], 0).confidence, 1.0);
+    }
 
     #[test]
     fn rescaled_likelihood_agrees_with_the_log_space_recursion_on_long_crops() {
