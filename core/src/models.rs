@@ -414,10 +414,11 @@ fn cached_plan(
 
 /// Marks the upper halves of the vector registers unused (`vzeroupper`) on x86-64 CPUs with AVX; elsewhere
 /// nothing. tract's AVX-512 matrix kernels return without doing so, and until something does, the C library's
-/// math functions (`exp`, `ln`, `atan2`, … all over the post-processing) run about 20× slower on this
-/// project's x86 machines: 220 ns an `exp` instead of 10 (`cargo run --release --example libm_after_model`,
-/// `BENCHMARKS.md`, session 38). Called on the running thread after every plan run; values are unaffected (no
-/// code keeps those register halves live across a call).
+/// math functions (`exp`, `ln`, `atan2`, … all over the post-processing) run about 30× slower on this
+/// project's x86 machines: 174 ns an `exp` after an OCR run instead of 6 (`cargo run --release --example
+/// libm_after_model`, `BENCHMARKS.md`, session 38). [`Model`] calls it on the running thread after every plan
+/// run, whether the run succeeded or not; values are unaffected (no code keeps those register halves live
+/// across a call).
 #[inline]
 pub fn clear_upper_vector_state() {
     #[cfg(target_arch = "x86_64")]
@@ -779,12 +780,12 @@ impl Model {
         let trunk = cached_plan(&split.trunks, (h, w), || {
             trunk_plan(shapes.source.clone(), [c, h, w]).map_err(|e| ScanError::inference(stage, e))
         })?;
-        let narrow = trunk
-            .run(tvec!(input.into_tvalue()))
+        let narrow = trunk.run(tvec!(input.into_tvalue()));
+        clear_upper_vector_state();
+        let narrow = narrow
             .map_err(|e| ScanError::inference(stage, e))?
             .remove(0)
             .into_tensor();
-        clear_upper_vector_state();
         let [n, fc, fh, fw] = split.features;
         let view = narrow
             .to_plain_array_view::<f32>()
@@ -811,11 +812,9 @@ impl Model {
         let wide = tract_ndarray::Array4::from_shape_fn((n, fc, fh, fw), |(a, b, y, j)| {
             view[[a, b, y, column(j)]]
         });
-        let outputs = split
-            .head
-            .run(tvec!(wide.into_tensor().into_tvalue()))
-            .map_err(|e| ScanError::inference(stage, e))?;
+        let outputs = split.head.run(tvec!(wide.into_tensor().into_tvalue()));
         clear_upper_vector_state();
+        let outputs = outputs.map_err(|e| ScanError::inference(stage, e))?;
         self.first_output(self.ordered(outputs)?)
     }
 
@@ -924,10 +923,9 @@ impl Model {
         plan: &Arc<TypedRunnableModel>,
         input: Tensor,
     ) -> Result<Vec<Tensor>, ScanError> {
-        let outputs = plan
-            .run(tvec!(input.into_tvalue()))
-            .map_err(|e| ScanError::inference(self.kind.name(), e))?;
+        let outputs = plan.run(tvec!(input.into_tvalue()));
         clear_upper_vector_state();
+        let outputs = outputs.map_err(|e| ScanError::inference(self.kind.name(), e))?;
         self.ordered(outputs)
     }
 

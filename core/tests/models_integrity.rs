@@ -253,3 +253,20 @@ fn a_wrong_input_shape_is_an_inference_error() {
         "{err:?}"
     );
 }
+
+/// The library clears the vector registers' upper halves after each run (`clear_upper_vector_state`): a raw
+/// plan run and a library run give the same outputs, and the C library's `exp` gives the same values either
+/// way (only its speed differs, `cargo run --release --example libm_after_model`).
+#[test]
+fn clearing_the_vector_registers_changes_no_value() {
+    let set = ModelSet::bundled().unwrap();
+    let input = distinct_inputs(ModelKind::Ocr, 1).remove(0);
+    let plan = set.ocr.plan_for(48, 320).unwrap();
+    let raw = plan.run(tvec!(input.clone().into_tvalue())).unwrap();
+    let dirty: Vec<f64> = (0..200).map(|i| (-0.37 * i as f64).exp()).collect();
+    netron_ocr_core::models::clear_upper_vector_state();
+    let clean: Vec<f64> = (0..200).map(|i| (-0.37 * i as f64).exp()).collect();
+    assert_eq!(dirty, clean);
+    let ours = set.ocr.run(input).unwrap();
+    assert_eq!(raw[0].clone().into_tensor(), ours[0]);
+}
