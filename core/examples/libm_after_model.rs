@@ -5,7 +5,7 @@
 //!     cargo run --release --example libm_after_model [-- N]
 //!
 //! On x86-64 machines whose tract kernels are AVX-512 ones, the run returns with the upper halves of the vector
-//! registers in use and `exp` costs about 20× more until they are cleared (`BENCHMARKS.md`, session 38). Prints
+//! registers in use and `exp` costs about 25–30× more until they are cleared (`BENCHMARKS.md`, session 38). Prints
 //! nanoseconds per `exp` (wall, best of 5 rounds of N calls each, default 1,000,000).
 
 use std::hint::black_box;

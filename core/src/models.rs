@@ -414,7 +414,7 @@ fn cached_plan(
 
 /// Marks the upper halves of the vector registers unused (`vzeroupper`) on x86-64 CPUs with AVX; elsewhere
 /// nothing. tract's AVX-512 matrix kernels return without doing so, and until something does, the C library's
-/// math functions (`exp`, `ln`, `atan2`, … all over the post-processing) run about 30× slower on this
+/// math functions (`exp`, `expf`, `atan2`, … all over the post-processing) run about 25–30× slower on this
 /// project's x86 machines: 174 ns an `exp` after an OCR run instead of 6 (`cargo run --release --example
 /// libm_after_model`, `BENCHMARKS.md`, session 38). [`Model`] calls it on the running thread after every plan
 /// run, whether the run succeeded or not; values are unaffected (no code keeps those register halves live
