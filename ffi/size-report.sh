@@ -48,7 +48,7 @@ case "$profile" in
       --config 'profile.release-small.codegen-units=1' \
       -- "${link_args[@]}" >&2
     ;;
-  *) echo "usage: $0 [release|release-small] [--no-models]" >&2; exit 2 ;;
+  *) echo "usage: $0 [release|release-small] [--no-models] [--nnef] [--icf]" >&2; exit 2 ;;
 esac
 
 lib="$target/$profile/libnetron_ocr_ffi.so"

@@ -546,15 +546,15 @@ pub fn evaluate(pred: &GraphJson, truth: &GraphJson) -> Metrics {
         hit: usize::from(valid),
         total: 1,
     };
-    let given = Share {
-        hit: usize::from(!pred.nodes.is_empty()),
-        total: 1,
-    };
+    let given_nodes = !pred.nodes.is_empty();
     if truth.nodes.is_empty() {
-        m.invented = given;
+        m.invented = Share {
+            hit: usize::from(given_nodes),
+            total: 1,
+        };
     } else {
         m.emptied = Share {
-            hit: 1 - given.hit,
+            hit: usize::from(!given_nodes),
             total: 1,
         };
     }

@@ -417,8 +417,8 @@ fn cached_plan(
 /// math functions (`exp`, `expf`, `atan2`, … all over the post-processing) run about 25–30× slower on this
 /// project's x86 machines: 174 ns an `exp` after an OCR run instead of 6 (`cargo run --release --example
 /// libm_after_model`, `BENCHMARKS.md`, session 38). [`Model`] calls it on the running thread after every plan
-/// run, whether the run succeeded or not; values are unaffected (no code keeps those register halves live
-/// across a call).
+/// run ([`run_plan`]), whether the run succeeded or not; values are unaffected (no code keeps those register
+/// halves live across a call).
 #[inline]
 pub fn clear_upper_vector_state() {
     #[cfg(target_arch = "x86_64")]
@@ -432,6 +432,17 @@ pub fn clear_upper_vector_state() {
 #[target_feature(enable = "avx")]
 unsafe fn zero_upper_avx() {
     std::arch::x86_64::_mm256_zeroupper();
+}
+
+/// Runs `plan` on `inputs` (a fresh state), then [`clear_upper_vector_state`]; errors are `stage`'s.
+fn run_plan(
+    plan: &Arc<TypedRunnableModel>,
+    inputs: TVec<TValue>,
+    stage: &'static str,
+) -> Result<TVec<TValue>, ScanError> {
+    let outputs = plan.run(inputs);
+    clear_upper_vector_state();
+    outputs.map_err(|e| ScanError::inference(stage, e))
 }
 
 /// A parsed model whose input size is not fixed yet: ONNX as parsed, or an NNEF graph whose variable sides are
@@ -780,10 +791,7 @@ impl Model {
         let trunk = cached_plan(&split.trunks, (h, w), || {
             trunk_plan(shapes.source.clone(), [c, h, w]).map_err(|e| ScanError::inference(stage, e))
         })?;
-        let narrow = trunk.run(tvec!(input.into_tvalue()));
-        clear_upper_vector_state();
-        let narrow = narrow
-            .map_err(|e| ScanError::inference(stage, e))?
+        let narrow = run_plan(&trunk, tvec!(input.into_tvalue()), stage)?
             .remove(0)
             .into_tensor();
         let [n, fc, fh, fw] = split.features;
@@ -812,9 +820,7 @@ impl Model {
         let wide = tract_ndarray::Array4::from_shape_fn((n, fc, fh, fw), |(a, b, y, j)| {
             view[[a, b, y, column(j)]]
         });
-        let outputs = split.head.run(tvec!(wide.into_tensor().into_tvalue()));
-        clear_upper_vector_state();
-        let outputs = outputs.map_err(|e| ScanError::inference(stage, e))?;
+        let outputs = run_plan(&split.head, tvec!(wide.into_tensor().into_tvalue()), stage)?;
         self.first_output(self.ordered(outputs)?)
     }
 
@@ -923,9 +929,7 @@ impl Model {
         plan: &Arc<TypedRunnableModel>,
         input: Tensor,
     ) -> Result<Vec<Tensor>, ScanError> {
-        let outputs = plan.run(tvec!(input.into_tvalue()));
-        clear_upper_vector_state();
-        let outputs = outputs.map_err(|e| ScanError::inference(self.kind.name(), e))?;
+        let outputs = run_plan(plan, tvec!(input.into_tvalue()), self.kind.name())?;
         self.ordered(outputs)
     }
 

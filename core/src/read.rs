@@ -851,18 +851,29 @@ fn crop_input(pixels: &[u8], w: u32, height: u32, width: u32) -> Result<Tensor, 
 mod tests {
     use super::*;
 
-    #[test]
-    fn greedy_and_log_softmax_together_equal_them_apart_bit_for_bit() {
-        let (steps, classes) = (80, 76);
-        let mut state = 11u64;
-        let mut logits: Vec<f32> = (0..steps * classes)
+    /// `steps × classes` pseudo-random logits (an LCG from `seed`), uniform in `[offset, offset + span)`.
+    fn pseudo_random_logits(
+        seed: u64,
+        steps: usize,
+        classes: usize,
+        span: f32,
+        offset: f32,
+    ) -> Vec<f32> {
+        let mut state = seed;
+        (0..steps * classes)
             .map(|_| {
                 state = state
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                ((state >> 40) as f32 / (1u64 << 24) as f32) * 30.0 - 10.0
+                ((state >> 40) as f32 / (1u64 << 24) as f32) * span + offset
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn greedy_and_log_softmax_together_equal_them_apart_bit_for_bit() {
+        let (steps, classes) = (80, 76);
+        let mut logits = pseudo_random_logits(11, steps, classes, 30.0, -10.0);
         // A tie for the top class (the lower index wins), and a step whose top is the blank.
         logits[5 * classes + 3] = 40.0;
         logits[5 * classes + 9] = 40.0;
@@ -891,15 +902,7 @@ mod tests {
         // 80 steps over 76 classes, as the OCR's; pseudo-random logits, sharp enough that paths differ by
         // hundreds of nats, and targets from short to long, with repeats.
         let (steps, classes) = (80, 76);
-        let mut state = 7u64;
-        let logits: Vec<f32> = (0..steps * classes)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((state >> 40) as f32 / (1u64 << 24) as f32) * 24.0
-            })
-            .collect();
+        let logits = pseudo_random_logits(7, steps, classes, 24.0, 0.0);
         let lp = log_softmax_rows(&logits, classes);
         for target in [
             vec![5],

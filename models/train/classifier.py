@@ -416,7 +416,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     try:
         common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, config, prepare, desc="classifier",
-                          eval_at_start=previous is None and bool(args.warm_start or args.init))
+                          eval_at_start=bool(args.warm_start or args.init))
     finally:
         if pool:
             pool.close()
