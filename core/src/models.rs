@@ -417,7 +417,7 @@ fn cached_plan(
 /// math functions (`exp`, `expf`, `atan2`, … all over the post-processing) run about 25–30× slower on this
 /// project's x86 machines: 174 ns an `exp` after an OCR run instead of 6 (`cargo run --release --example
 /// libm_after_model`, `BENCHMARKS.md`, session 38). [`Model`] calls it on the running thread after every plan
-/// run ([`run_plan`]), whether the run succeeded or not; values are unaffected (no code keeps those register
+/// run (`run_plan`), whether the run succeeded or not; values are unaffected (no code keeps those register
 /// halves live across a call).
 #[inline]
 pub fn clear_upper_vector_state() {
