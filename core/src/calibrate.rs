@@ -16,16 +16,21 @@ use crate::graph::GraphJson;
 /// of a view whose text height is 9 px, [`crate::scanner::ScanParams::min_text_height`]).
 pub const REFERENCE_HEIGHT: f32 = 16.0;
 
-/// Platt scaling with the text's height as a second feature:
+/// Platt scaling with the text's height as a second feature, and the weight of the model's own confidence
+/// depending on the height too:
 ///
-/// `logit(p') = slope · logit(p) + per_log_height · ln(h / REFERENCE_HEIGHT) + bias`,
+/// `logit(p') = max(0, slope + slope_per_log_height · l) · logit(p) + per_log_height · l + bias`,
+/// `l = ln(h / REFERENCE_HEIGHT)`,
 ///
-/// `p` clamped to `[1e-6, 1 − 1e-6]`, `h` (the box's height, source px) to at least 1 px.
+/// `p` clamped to `[1e-6, 1 − 1e-6]`, `h` (the box's height, source px) to at least 1 px. The floor at 0 keeps a
+/// surer model from ever getting a lower calibrated confidence (with the default `op` parameters it acts only
+/// on titles under 2 px). `slope_per_log_height` 0 is plain Platt scaling with a height term.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HeightCalibration {
     pub slope: f32,
     pub per_log_height: f32,
     pub bias: f32,
+    pub slope_per_log_height: f32,
 }
 
 impl HeightCalibration {
@@ -35,9 +40,10 @@ impl HeightCalibration {
             return p;
         }
         let p = f64::from(p).clamp(1e-6, 1.0 - 1e-6);
-        let h = f64::from(height).max(1.0);
-        let z = f64::from(self.slope) * (p / (1.0 - p)).ln()
-            + f64::from(self.per_log_height) * (h / f64::from(REFERENCE_HEIGHT)).ln()
+        let l = (f64::from(height).max(1.0) / f64::from(REFERENCE_HEIGHT)).ln();
+        let weight = (f64::from(self.slope) + f64::from(self.slope_per_log_height) * l).max(0.0);
+        let z = weight * (p / (1.0 - p)).ln()
+            + f64::from(self.per_log_height) * l
             + f64::from(self.bias);
         (1.0 / (1.0 + (-z).exp())) as f32
     }
@@ -46,7 +52,11 @@ impl HeightCalibration {
 /// The calibration of each kind of confidence; `None` leaves that kind as the models gave it. The defaults
 /// were fitted on the development split (`v1-s1` held-out scenes 1009–2329, 266 images; `models/METRICS.md`,
 /// session 25) and checked on the dense synthetic views (`render_dense`, 240 images): expected calibration
-/// error there 0.038 → 0.016 (ops), 0.351 → 0.035 (tensor labels), 0.440 → 0.037 (port names).
+/// error there 0.038 → 0.016 (ops), 0.351 → 0.035 (tensor labels), 0.440 → 0.037 (port names). The `op`
+/// parameters were fitted again in session 39 on the development split scaled to 1, 0.7, 0.5, 0.35, 0.25 and
+/// 0.15 of its size (`models/train/zoom_set.py`; text down to 2 px), with the height-dependent weight of the
+/// classifier's confidence: the session-25 fit, one weight for every height, was too sure of zoomed-out titles
+/// (ECE 0.133 at 0.15 of the size, 0.065 at 0.25; now 0.024 and 0.013), with the same ECE at full size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CalibrationParams {
     /// Nodes' `op_confidence`, by the height of the node's `title_box`.
@@ -61,19 +71,22 @@ impl Default for CalibrationParams {
     fn default() -> Self {
         CalibrationParams {
             op: Some(HeightCalibration {
-                slope: 1.0417,
-                per_log_height: 0.9785,
-                bias: -1.5886,
+                slope: 1.3324,
+                per_log_height: 0.4391,
+                bias: -1.1940,
+                slope_per_log_height: 0.5964,
             }),
             label: Some(HeightCalibration {
                 slope: 0.8066,
                 per_log_height: 2.1030,
                 bias: 3.9747,
+                slope_per_log_height: 0.0,
             }),
             port: Some(HeightCalibration {
                 slope: 1.1307,
                 per_log_height: 2.0201,
                 bias: 3.4921,
+                slope_per_log_height: 0.0,
             }),
         }
     }
@@ -127,6 +140,7 @@ mod tests {
             slope: 1.0,
             per_log_height: 0.0,
             bias: 0.0,
+            slope_per_log_height: 0.0,
         };
         for p in [0.01f32, 0.3, 0.5, 0.9, 0.999] {
             assert!((id.apply(p, 5.0) - p).abs() < 1e-5, "{p}");
@@ -137,6 +151,7 @@ mod tests {
             slope: 0.8,
             per_log_height: 1.5,
             bias: 0.2,
+            slope_per_log_height: 0.0,
         };
         // At the reference height only slope and bias act: logit 0.9 = ln 9.
         let want = 1.0 / (1.0 + (-(0.8 * 9f64.ln() + 0.2)).exp());
@@ -147,6 +162,30 @@ mod tests {
         // Degenerate heights are floored at 1 px, not NaN.
         assert!(c.apply(0.9, 0.0).is_finite());
         assert_eq!(c.apply(0.9, -3.0), c.apply(0.9, 1.0));
+    }
+
+    #[test]
+    fn the_model_confidence_weighs_less_on_smaller_text_and_never_backwards() {
+        let c = HeightCalibration {
+            slope: 1.2,
+            per_log_height: 0.5,
+            bias: -1.0,
+            slope_per_log_height: 0.6,
+        };
+        let logit = |p: f64| (p / (1.0 - p)).ln();
+        let sigmoid = |z: f64| 1.0 / (1.0 + (-z).exp());
+        // At twice the reference height the weight is 1.2 + 0.6 ln 2.
+        let l = 2f64.ln();
+        let want = sigmoid((1.2 + 0.6 * l) * logit(0.9) + 0.5 * l - 1.0);
+        assert!((f64::from(c.apply(0.9, 2.0 * REFERENCE_HEIGHT)) - want).abs() < 1e-6);
+        // The logit spread between a sure and an unsure reading shrinks with the text.
+        let spread =
+            |h: f32| logit(f64::from(c.apply(0.99, h))) - logit(f64::from(c.apply(0.6, h)));
+        assert!(spread(32.0) > spread(16.0) && spread(16.0) > spread(6.0) && spread(6.0) > 0.0);
+        // Below the height where the weight reaches 0 (ln(h/16) < −2), the model's confidence no longer counts:
+        // the same answer for any p, never a lower one for a higher p.
+        assert_eq!(c.apply(0.99, 1.5), c.apply(0.3, 1.5));
+        assert!(c.apply(0.99, 1.5) < 0.5);
     }
 
     fn graph() -> GraphJson {
@@ -203,6 +242,7 @@ mod tests {
                 slope: 1.0,
                 per_log_height: 3.0,
                 bias: 0.0,
+                slope_per_log_height: 0.0,
             }),
             ..CalibrationParams::none()
         };

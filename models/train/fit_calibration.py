@@ -1,10 +1,10 @@
 """Fits the scanner's confidence calibration (`core/src/calibrate.rs`, `CalibrationParams`) and reports it.
 
-    python -m train.fit_calibration --fit GRAPHS TRUTH [--check GRAPHS TRUTH ...] [--json OUT]
+    python -m train.fit_calibration --fit GRAPHS TRUTH [--fit GRAPHS TRUTH ...] [--check GRAPHS TRUTH ...] [--json OUT]
 
 `GRAPHS` holds the predictions of `netron-ocr eval --images TRUTH --truth TRUTH --no-calibration --graphs GRAPHS`
 (`<image name>.pred.json`, the models' confidences as they are), `TRUTH` the schema-v1 truth files
-(`X.photo.json`, `X.shot.json`). Predictions are matched to the truth as `netron-ocr eval` does (per class, in
+(`X.photo.json`, `X.shot.json`); several `--fit` pairs are fitted as one set. Predictions are matched to the truth as `netron-ocr eval` does (per class, in
 descending confidence, each takes the unmatched truth box of highest IoU, at least 0.5, boxes clipped to the
 image). For each kind of confidence, one row per matched prediction:
 
@@ -12,8 +12,10 @@ image). For each kind of confidence, one row per matched prediction:
 - **label**: tensor labels; right when the shape (or, in names mode, the text) is exact; height of the box;
 - **port**: inputs and outputs; right when the name is exact; height of the box.
 
-Each kind gets a Platt fit with the height as a second feature, `logit(p') = a logit(p) + b ln(h / 16) + c`
-(maximum likelihood, Newton's method), printed with the expected calibration error (10 equal bins) and the log
+Each kind gets a Platt fit with the height as a second feature and an interaction,
+`logit(p') = (a + d ln(h / 16)) logit(p) + b ln(h / 16) + c` (maximum likelihood, Newton's method; parameters
+printed and written in the order a, b, c, d; `HeightCalibration` in the core, whose factor of `logit(p)` is floored
+at 0, as `apply` here: the fit ignores the floor, which acts only on titles under 2 px), printed with the expected calibration error (10 equal bins) and the log
 loss before and after, on the fit set and on each check set, per image kind and per height band.
 Never fit on the real-architecture renders: they are for evaluation only.
 """
@@ -95,11 +97,16 @@ def arrays(rows):
 
 
 def features(p, h):
-    return np.stack([np.log(p / (1 - p)), np.log(h / REFERENCE_HEIGHT), np.ones_like(p)], axis=1)
+    lp, lh = np.log(p / (1 - p)), np.log(h / REFERENCE_HEIGHT)
+    return np.stack([lp, lh, np.ones_like(p), lp * lh], axis=1)
 
 
 def apply(params, p, h):
-    z = features(p, h) @ np.asarray(params, dtype=np.float64)
+    """Calibrated confidences; `params` (a, b, c, d), or (a, b, c) with d = 0 (fits before session 39)."""
+    a, b, c, d = (list(params) + [0.0])[:4]
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
+    lh = np.log(np.maximum(np.asarray(h, dtype=np.float64), 1.0) / REFERENCE_HEIGHT)
+    z = np.maximum(a + d * lh, 0.0) * np.log(p / (1 - p)) + b * lh + c
     return 1 / (1 + np.exp(-np.clip(z, -50, 50)))
 
 
@@ -110,16 +117,16 @@ def _loss(x, y, theta, ridge):
 
 
 def fit(p, y, h, iters: int = 100, ridge: float = 1e-6) -> list[float]:
-    """Maximum-likelihood `(a, b, c)` of `logit(p') = a logit(p) + b ln(h / 16) + c`: Newton's method with
-    step halving, from the identity."""
+    """Maximum-likelihood `(a, b, c, d)` of `logit(p') = (a + d ln(h / 16)) logit(p) + b ln(h / 16) + c`: Newton's
+    method with step halving, from the identity."""
     x = features(p, h)
     n = len(y)
-    theta = np.array([1.0, 0.0, 0.0])
+    theta = np.array([1.0, 0.0, 0.0, 0.0])
     loss = _loss(x, y, theta, ridge)
     for _ in range(iters):
         q = 1 / (1 + np.exp(-np.clip(x @ theta, -50, 50)))
         grad = x.T @ (q - y) / n + ridge * theta
-        hess = (x * (q * (1 - q))[:, None]).T @ x / n + ridge * np.eye(3)
+        hess = (x * (q * (1 - q))[:, None]).T @ x / n + ridge * np.eye(len(theta))
         step = np.linalg.solve(hess, grad)
         t = 1.0
         while t > 1e-6:
@@ -184,11 +191,15 @@ def report(name: str, rows, params) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--fit", nargs=2, metavar=("GRAPHS", "TRUTH"), type=Path, required=True)
+    ap.add_argument("--fit", nargs=2, metavar=("GRAPHS", "TRUTH"), type=Path, action="append", required=True)
     ap.add_argument("--check", nargs=2, metavar=("GRAPHS", "TRUTH"), type=Path, action="append", default=[])
     ap.add_argument("--json", type=Path, help="write the parameters and the tables here")
     args = ap.parse_args(argv)
-    fit_rows = collect(*args.fit)
+    fit_rows: dict[str, list] = {k: [] for k in KINDS}
+    for graphs, truth in args.fit:
+        for k, v in collect(graphs, truth).items():
+            fit_rows[k].extend(v)
+    fit_name = "+".join(g.name for g, _ in args.fit)
     checks = [(f"{g.name}", collect(g, t)) for g, t in args.check]
     result = {}
     for kind in KINDS:
@@ -196,8 +207,9 @@ def main(argv=None) -> int:
             print(f"{kind}: too few rows to fit ({len(fit_rows[kind])})", file=sys.stderr)
             continue
         params = fit(*arrays(fit_rows[kind])[:3])
-        print(f"{kind}: slope {params[0]:.4f}, per_log_height {params[1]:.4f}, bias {params[2]:.4f}")
-        entry = {"params": params, "fit": report(f"fit {args.fit[0].name}", fit_rows[kind], params)}
+        print(f"{kind}: slope {params[0]:.4f}, per_log_height {params[1]:.4f}, bias {params[2]:.4f}, "
+              f"slope_per_log_height {params[3]:.4f}")
+        entry = {"params": params, "fit": report(f"fit {fit_name}", fit_rows[kind], params)}
         entry["checks"] = {name: report(f"check {name}", rows[kind], params) for name, rows in checks if rows[kind]}
         result[kind] = entry
     if args.json:

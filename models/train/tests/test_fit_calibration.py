@@ -23,10 +23,12 @@ def test_the_fit_recovers_a_known_calibration():
     n = 40_000
     p = rng.uniform(0.05, 0.999, n)
     h = rng.uniform(5, 40, n)
-    true = (0.7, 1.8, 1.2)
+    true = (0.7, 1.8, 1.2, 0.4)
     y = (rng.uniform(size=n) < fc.apply(true, p, h)).astype(float)
     got = fc.fit(p, y, h)
     assert np.allclose(got, true, atol=0.12), got
+    # Without the interaction (fits before session 39) the same form applies with d = 0.
+    assert np.allclose(fc.apply((0.7, 1.8, 1.2), p, h), fc.apply((0.7, 1.8, 1.2, 0.0), p, h))
     # Calibrated, the confidences match the outcomes; the raw ones do not.
     assert fc.ece(fc.apply(got, p, h), y) < 0.02 < fc.ece(p, y)
 
