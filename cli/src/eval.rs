@@ -59,6 +59,13 @@ pub struct Args {
     /// (default: the scanner's, `EdgeParams::element_margin`).
     #[arg(long, value_name = "UNITS")]
     edge_element_margin: Option<f32>,
+    /// Largest factor by which edge recovery upsamples a view whose strokes are thinner than its working
+    /// stroke width (default: the scanner's, `EdgeParams::max_upsample`).
+    #[arg(long, value_name = "F")]
+    edge_max_upsample: Option<f32>,
+    /// Smallest upsampling factor edge recovery applies (default: the scanner's, `EdgeParams::min_upsample`).
+    #[arg(long, value_name = "F")]
+    edge_min_upsample: Option<f32>,
     /// Lowest ink threshold of edge recovery, in luma levels of top-hat response (default: the scanner's,
     /// `EdgeParams::min_ink_contrast`).
     #[arg(long, value_name = "LEVELS")]
@@ -435,6 +442,12 @@ pub fn run(args: &Args) -> u8 {
     params.edges.bridge_labels = !args.no_label_bridges;
     if let Some(m) = args.edge_element_margin {
         params.edges.element_margin = m;
+    }
+    if let Some(f) = args.edge_max_upsample {
+        params.edges.max_upsample = f;
+    }
+    if let Some(f) = args.edge_min_upsample {
+        params.edges.min_upsample = f;
     }
     if let Some(c) = args.edge_min_ink_contrast {
         params.edges.min_ink_contrast = c;

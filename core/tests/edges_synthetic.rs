@@ -149,6 +149,41 @@ fn thick_strokes_are_downsampled() {
 }
 
 #[test]
+fn thin_strokes_are_upsampled() {
+    // A zoomed-out view: strokes 0.45 px wide, cards 36 × 13.5 px, labels 5 px tall.
+    let sc = straight_and_curved(LIGHT, 0.45);
+    let not_upsampled = EdgeParams {
+        max_upsample: 1.0,
+        ..EdgeParams::default()
+    };
+    let r = sc
+        .recover_with(Direction::Vertical, &not_upsampled)
+        .unwrap();
+    assert_eq!(r.debug.frame.scale, 1.0);
+    let r = sc.recover(Direction::Vertical).unwrap();
+    assert!(r.debug.frame.scale > 2.0, "scale {}", r.debug.frame.scale);
+    assert!(
+        (r.debug.frame.unit() - 1.25).abs() < 0.2,
+        "{}",
+        r.debug.frame.unit()
+    );
+    assert_eq!(
+        triples(&r.edges),
+        expect(&[("n0", "n1", Some("t0")), ("n0", "n2", Some("t1"))])
+    );
+    // The traced points come back in source pixels, on the drawn curve.
+    let e = r.edges.iter().find(|e| e.to == "n2").expect("n0 → n2");
+    let curve = s_curve(Point::new(72.0, 22.5), Point::new(144.0, 67.5));
+    for p in &e.points {
+        let d = curve
+            .iter()
+            .map(|c| ((c.x - p.x).powi(2) + (c.y - p.y).powi(2)).sqrt())
+            .fold(f32::MAX, f32::min);
+        assert!(d < 6.0, "point {p:?} is {d} px off the curve");
+    }
+}
+
+#[test]
 fn dark_theme() {
     let sc = straight_and_curved(DARK, 1.0);
     let r = sc.recover(Direction::Vertical).unwrap();
@@ -637,9 +672,26 @@ fn work_frame_maps_both_ways() {
         let b = f.box_to_work(&BBox::new(200.0, 100.0, 300.0, 140.0));
         assert!(b.is_ordered());
     }
-    // Never upsampled; the pixel cap wins over the unit.
-    let f = work_frame(1000, 800, region, 0.5, Direction::Vertical, &p).unwrap();
+    // Never upsampled with `max_upsample` 1; the pixel cap wins over the unit.
+    let never = EdgeParams {
+        max_upsample: 1.0,
+        ..EdgeParams::default()
+    };
+    let f = work_frame(1000, 800, region, 0.5, Direction::Vertical, &never).unwrap();
     assert_eq!(f.scale, 1.0);
+    assert_eq!(f.magnification(), 1.0);
+    // By default upsampled from `min_upsample` (2) up to `max_upsample` (3).
+    let up = EdgeParams::default();
+    let f = work_frame(1000, 800, region, 0.5, Direction::Vertical, &up).unwrap();
+    assert!((f.scale - 2.5).abs() < 1e-6 && f.magnification() == f.scale);
+    assert_eq!((f.width, f.height), (2000, 1500));
+    let q = Point::new(345.5, 222.25);
+    let back = f.to_source(f.to_work(q));
+    assert!((back.x - q.x).abs() < 1e-3 && (back.y - q.y).abs() < 1e-3);
+    let f = work_frame(1000, 800, region, 0.3, Direction::Vertical, &up).unwrap();
+    assert_eq!(f.scale, 3.0, "capped at max_upsample");
+    let f = work_frame(1000, 800, region, 0.8, Direction::Vertical, &up).unwrap();
+    assert_eq!(f.scale, 1.0, "1.56 needed, under min_upsample");
     let capped = EdgeParams {
         max_work_pixels: 10_000,
         ..EdgeParams::default()
