@@ -606,18 +606,36 @@ pub fn work_frame(
     })
 }
 
-/// Luma (BT.601, 0–255) of the region, area-averaged onto the working raster (transposed when the frame is).
+/// Luma (BT.601, 0–255) of the region on the working raster (transposed when the frame is): area-averaged when the
+/// frame shrinks the source or keeps its size, bilinearly sampled at each working pixel's centre when it magnifies
+/// (the source clamped at its border).
 pub fn work_luma(image: &RgbImage, frame: &WorkFrame) -> Vec<f32> {
     let (w, h) = if frame.transposed {
         (frame.height as usize, frame.width as usize)
     } else {
         (frame.width as usize, frame.height as usize)
     };
+    let out = if frame.scale > 1.0 {
+        bilinear_luma(image, frame, w, h)
+    } else {
+        area_luma(image, frame, w, h)
+    };
+    if frame.transposed {
+        let mut t = vec![0.0f32; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                t[x * h + y] = out[y * w + x];
+            }
+        }
+        t
+    } else {
+        out
+    }
+}
+
+fn area_luma(image: &RgbImage, frame: &WorkFrame, w: usize, h: usize) -> Vec<f32> {
     let (iw, ih) = (image.width() as usize, image.height() as usize);
     let inv = 1.0 / frame.scale;
-    if frame.scale > 1.0 {
-        return upsampled_luma(image, frame, w, h);
-    }
     let span = |i: usize, origin: f32, limit: usize| {
         let a = (origin + i as f32 * inv).floor() as usize;
         let b = ((origin + (i + 1) as f32 * inv).floor() as usize).max(a + 1);
@@ -642,22 +660,10 @@ pub fn work_luma(image: &RgbImage, frame: &WorkFrame) -> Vec<f32> {
             *v = sum / ((yb - ya) * (xb - xa)) as f32;
         }
     }
-    if frame.transposed {
-        let mut t = vec![0.0f32; w * h];
-        for y in 0..h {
-            for x in 0..w {
-                t[x * h + y] = out[y * w + x];
-            }
-        }
-        t
-    } else {
-        out
-    }
+    out
 }
 
-/// [`work_luma`] for a frame that magnifies (`scale > 1`): bilinear samples of the source luma at each working
-/// pixel's centre, the source clamped at its border.
-fn upsampled_luma(image: &RgbImage, frame: &WorkFrame, w: usize, h: usize) -> Vec<f32> {
+fn bilinear_luma(image: &RgbImage, frame: &WorkFrame, w: usize, h: usize) -> Vec<f32> {
     let (iw, ih) = (image.width() as usize, image.height() as usize);
     let raw = image.as_raw();
     let luma = |x: usize, y: usize| {
@@ -679,17 +685,7 @@ fn upsampled_luma(image: &RgbImage, frame: &WorkFrame, w: usize, h: usize) -> Ve
             *v = top * (1.0 - fy) + bottom * fy;
         }
     }
-    if frame.transposed {
-        let mut t = vec![0.0f32; w * h];
-        for y in 0..h {
-            for x in 0..w {
-                t[x * h + y] = out[y * w + x];
-            }
-        }
-        t
-    } else {
-        out
-    }
+    out
 }
 
 /// Ink polarity voted by the label boxes: text is drawn in the strokes' colour. Each box votes for dark ink when
