@@ -20,7 +20,7 @@ use netron_ocr_core::{frame, ScanError};
 
 #[path = "../tests/distortions/mod.rs"]
 mod distortions;
-use distortions::{distort, Lcg, DISTORTIONS};
+use distortions::{distort, Rng, DISTORTIONS};
 
 fn default_images() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scenes");
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut rng = Lcg(0x5eed_2026_1206);
+    let mut rng = Rng::new(0x5eed_2026_1206);
     let (mut scans, mut panics, mut invalid, mut errors) = (0, 0, 0, 0);
     let mut slowest = (0.0f64, String::new());
     for path in &images {

@@ -7,7 +7,7 @@ mod distortions;
 
 use std::path::Path;
 
-use distortions::{distort, Lcg, DISTORTIONS};
+use distortions::{distort, Rng, DISTORTIONS};
 use netron_ocr_core::frame;
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
@@ -18,7 +18,7 @@ fn distorted_views_give_valid_graphs_or_input_errors() {
     let models = ModelSet::bundled().expect("bundled models load");
     let scanner = Scanner::with_params(&models, ScanParams::default()).expect("scanner");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scenes");
-    let mut rng = Lcg(0x5eed_2026_1206);
+    let mut rng = Rng::new(0x5eed_2026_1206);
     for name in ["000003.photo.jpg", "000001.shot.png"] {
         let img = frame::decode_file(&dir.join(name)).expect("fixture decodes");
         for distortion in DISTORTIONS {

@@ -6,6 +6,11 @@
 use image::imageops::{self, FilterType};
 use image::{Rgb, RgbImage};
 
+#[path = "../quality_support/mod.rs"]
+mod quality_support;
+/// The quality tests' fixed-seed generator: the random distortions are the same on every run.
+pub use quality_support::Rng;
+
 /// Distortion names, in the order they are applied to each image.
 pub const DISTORTIONS: &[&str] = &[
     "identity",
@@ -30,24 +35,8 @@ pub const DISTORTIONS: &[&str] = &[
     "flat_black",
 ];
 
-/// A fixed-seed linear congruential generator: the random distortions are the same on every run.
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    pub fn next(&mut self) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-    pub fn below(&mut self, n: u32) -> u32 {
-        self.next() % n.max(1)
-    }
-}
-
 /// `img` under the distortion `name` (one of [`DISTORTIONS`]).
-pub fn distort(img: &RgbImage, name: &str, rng: &mut Lcg) -> RgbImage {
+pub fn distort(img: &RgbImage, name: &str, rng: &mut Rng) -> RgbImage {
     let (w, h) = img.dimensions();
     let scaled =
         |nw: u32, nh: u32| imageops::resize(img, nw.max(1), nh.max(1), FilterType::Triangle);
@@ -97,7 +86,7 @@ pub fn distort(img: &RgbImage, name: &str, rng: &mut Lcg) -> RgbImage {
         "salt_20" => {
             let mut out = img.clone();
             for p in out.pixels_mut() {
-                match rng.below(10) {
+                match rng.range(0, 10) {
                     0 => *p = Rgb([0; 3]),
                     1 => *p = Rgb([255; 3]),
                     _ => {}
@@ -108,12 +97,12 @@ pub fn distort(img: &RgbImage, name: &str, rng: &mut Lcg) -> RgbImage {
         "scribble" => {
             let mut out = img.clone();
             for _ in 0..300 {
-                let (x0, y0) = (rng.below(w) as f32, rng.below(h) as f32);
-                let (x1, y1) = (rng.below(w) as f32, rng.below(h) as f32);
+                let (x0, y0) = (rng.range(0, w) as f32, rng.range(0, h) as f32);
+                let (x1, y1) = (rng.range(0, w) as f32, rng.range(0, h) as f32);
                 let c = Rgb([
-                    rng.below(256) as u8,
-                    rng.below(256) as u8,
-                    rng.below(256) as u8,
+                    rng.range(0, 256) as u8,
+                    rng.range(0, 256) as u8,
+                    rng.range(0, 256) as u8,
                 ]);
                 let steps = (x1 - x0).abs().max((y1 - y0).abs()).max(1.0) as u32;
                 for s in 0..=steps {
