@@ -284,6 +284,10 @@ pub struct Args {
     /// Grow the cropper's box over content it cut off (`ScanParams::grow_crop`, off by default).
     #[arg(long)]
     grow_crop: bool,
+    /// Whether the cropper also reads the mirrored image and keeps the union of the two crops
+    /// (`CropParams::mirror`; default: the scanner's).
+    #[arg(long, value_name = "BOOL")]
+    crop_mirror: Option<bool>,
     /// Read every tensor label on its own (measures what the label consensus adds).
     #[arg(long)]
     no_consensus: bool,
@@ -613,6 +617,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.grow_crop {
         params.grow_crop = Some(netron_ocr_core::crop::GrowParams::default());
+    }
+    if let Some(m) = args.crop_mirror {
+        params.crop.mirror = m;
     }
     if args.no_consensus {
         params.consensus.fan_out = false;

@@ -50,6 +50,10 @@ pub struct Args {
     /// `ScanParams::grow_crop`).
     #[arg(long)]
     grow_crop: bool,
+    /// Whether the cropper also reads the mirrored photo and keeps the union of the two crops (fewer clipped
+    /// graphs, looser crops; `CropParams::mirror`; default: the scanner's).
+    #[arg(long, value_name = "BOOL")]
+    crop_mirror: Option<bool>,
     /// Threads for the model runs within each scan (tiles, titles, texts); 0: the available cores, at most 4
     /// (the default). The graph is the same at any count.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -106,6 +110,9 @@ pub fn run(args: &Args) -> u8 {
             .then(netron_ocr_core::crop::GrowParams::default),
         ..ScanParams::default()
     };
+    if let Some(m) = args.crop_mirror {
+        params.crop.mirror = m;
+    }
     params.set_threads(args.threads);
     let scanner = match load_scanner(args.models.as_deref(), params) {
         Ok(s) => s,

@@ -21,6 +21,7 @@ use tract_nnef::prelude::*;
 use crate::error::ScanError;
 use crate::graph::BBox;
 use crate::models::{Model, ModelKind};
+use crate::threads;
 
 /// Side of the square cropper input, pixels.
 pub const INPUT_SIZE: u32 = 512;
@@ -52,6 +53,14 @@ pub struct CropParams {
     pub threshold: f32,
     /// Padding added on each side after the margins, as a fraction of the expanded box's width / height.
     pub pad: f64,
+    /// Also run the model on the left-right mirrored input and keep the union of the two decoded crops
+    /// (the mirrored one mapped back). The cropper's misses are projection failures on one side of the image,
+    /// and the mirrored reading often does not share them; the cost is one more model run and a looser crop.
+    /// The confidence stays the plain reading's. Python reference: `cropper.decode_mirrored`.
+    pub mirror: bool,
+    /// Threads the two readings of [`CropParams::mirror`] run on ([`crate::threads::map_in_order`]). `0`:
+    /// [`crate::threads::auto_threads`]. Default 0.
+    pub threads: usize,
 }
 
 impl Default for CropParams {
@@ -59,6 +68,8 @@ impl Default for CropParams {
         CropParams {
             threshold: 0.5,
             pad: 0.04,
+            mirror: false,
+            threads: 0,
         }
     }
 }
@@ -79,8 +90,18 @@ pub struct CropResult {
     pub proj_y: Vec<f32>,
     /// Margins as output by the model (left, top, right, bottom), fractions in `[0, 0.25]`.
     pub margins: [f32; 4],
-    /// The decoded box before the 1-px fallback, normalised `[x0, y0, x1, y1]` in `[0, 1]`.
+    /// The decoded box before the 1-px fallback, normalised `[x0, y0, x1, y1]` in `[0, 1]` (with
+    /// [`CropParams::mirror`], the union of the plain and the mirrored readings' boxes).
     pub normalised: [f64; 4],
+    /// With [`CropParams::mirror`]: the mirrored reading's decoded box, mapped back onto the image, normalised.
+    pub mirrored: Option<[f64; 4]>,
+}
+
+/// One run of the model: `proj_x`, `proj_y` logits and the margins.
+struct Reading {
+    proj_x: Vec<f32>,
+    proj_y: Vec<f32>,
+    margins: [f32; 4],
 }
 
 /// The cropper: model plus decoding parameters. `Send + Sync`; one instance serves many threads.
@@ -232,6 +253,17 @@ pub fn preprocess(image: &RgbImage) -> Result<Tensor, CropError> {
     Tensor::from_shape(&[1, 3, s, s], &data).map_err(|e| CropError::Tensor(e.to_string()))
 }
 
+/// The input tensor `[1, 3, H, W]` mirrored left to right (each row reversed).
+pub fn mirror_input(input: &Tensor) -> Result<Tensor, CropError> {
+    let view = input
+        .to_plain_array_view::<f32>()
+        .map_err(|e| CropError::Tensor(e.to_string()))?;
+    Ok(view
+        .slice(tract_ndarray::s![.., .., .., ..;-1])
+        .to_owned()
+        .into_tensor())
+}
+
 /// Outermost bins with logit ≥ `logit_t` → `(a0, a1)` normalised; none → `(0, 1)`.
 fn axis_span(logits: &[f32], logit_t: f32) -> (f64, f64, Option<(usize, usize)>) {
     let first = logits.iter().position(|&l| l >= logit_t);
@@ -319,9 +351,8 @@ impl Cropper {
         })
     }
 
-    /// Runs the cropper on `image` (upright 8-bit RGB) and decodes the crop in source pixels.
-    pub fn run(&self, image: &RgbImage) -> Result<CropResult, ScanError> {
-        let input = preprocess(image)?;
+    /// The model's outputs for one input.
+    fn read(&self, input: Tensor) -> Result<Reading, ScanError> {
         let outputs = self.model.run(input)?;
         let [px, py, pm] = outputs.as_slice() else {
             return Err(CropError::Output(format!("{} outputs, expected 3", outputs.len())).into());
@@ -329,8 +360,48 @@ impl Cropper {
         let proj_x = flat_output(px, BINS, "proj_x")?;
         let proj_y = flat_output(py, BINS, "proj_y")?;
         let m = flat_output(pm, 4, "margins")?;
-        let margins = [m[0], m[1], m[2], m[3]];
-        let (normalised, confidence) = decode(&proj_x, &proj_y, margins, &self.params);
+        Ok(Reading {
+            proj_x,
+            proj_y,
+            margins: [m[0], m[1], m[2], m[3]],
+        })
+    }
+
+    /// Runs the cropper on `image` (upright 8-bit RGB) and decodes the crop in source pixels.
+    pub fn run(&self, image: &RgbImage) -> Result<CropResult, ScanError> {
+        let input = preprocess(image)?;
+        let mut readings = if self.params.mirror {
+            let inputs = [mirror_input(&input)?, input];
+            threads::map_in_order(self.params.threads, &inputs, |t| self.read(t.clone()))?
+        } else {
+            vec![self.read(input)?]
+        };
+        let Some(Reading {
+            proj_x,
+            proj_y,
+            margins,
+        }) = readings.pop()
+        else {
+            return Err(CropError::Output("no reading".into()).into());
+        };
+        let (mut normalised, confidence) = decode(&proj_x, &proj_y, margins, &self.params);
+        let mut mirrored = None;
+        if let Some(flipped) = readings.pop() {
+            let (b, _) = decode(
+                &flipped.proj_x,
+                &flipped.proj_y,
+                flipped.margins,
+                &self.params,
+            );
+            let back = [1.0 - b[2], b[1], 1.0 - b[0], b[3]];
+            normalised = [
+                normalised[0].min(back[0]),
+                normalised[1].min(back[1]),
+                normalised[2].max(back[2]),
+                normalised[3].max(back[3]),
+            ];
+            mirrored = Some(back);
+        }
         let (w, h) = (f64::from(image.width()), f64::from(image.height()));
         let mut b = [
             normalised[0] * w,
@@ -353,6 +424,7 @@ impl Cropper {
             proj_y,
             margins,
             normalised,
+            mirrored,
         })
     }
 }

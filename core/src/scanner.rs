@@ -370,10 +370,12 @@ impl Default for ScanParams {
 }
 
 impl ScanParams {
-    /// Sets the threads that the detector's tiles, the classifier's titles and the OCR's texts run on
-    /// ([`DetectParams::threads`], [`ClassifyParams::threads`], [`ReadParams::threads`]; `0`:
+    /// Sets the threads that the cropper's two readings, the detector's tiles, the classifier's titles and the
+    /// OCR's texts run on ([`CropParams::threads`], [`DetectParams::threads`], [`ClassifyParams::threads`],
+    /// [`ReadParams::threads`]; `0`:
     /// [`crate::threads::auto_threads`], the default). The graph is the same at any count.
     pub fn set_threads(&mut self, threads: usize) {
+        self.crop.threads = threads;
         self.detect.threads = threads;
         self.classify.threads = threads;
         self.read.threads = threads;

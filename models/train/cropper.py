@@ -187,6 +187,15 @@ def decode(proj_x: np.ndarray, proj_y: np.ndarray, margins: np.ndarray, threshol
     return np.clip(b, 0.0, 1.0)
 
 
+def decode_mirrored(plain, mirrored, threshold: float = THRESHOLD, pad: float = PAD) -> np.ndarray:
+    """The union of the crops decoded from the plain and the left-right mirrored input (the mirrored one mapped
+    back): `plain` and `mirrored` are each (proj_x, proj_y, margins) of one image. Rust: `CropParams::mirror`."""
+    a = decode(*plain, threshold=threshold, pad=pad)
+    b = decode(*mirrored, threshold=threshold, pad=pad)
+    back = np.array([1.0 - b[2], b[1], 1.0 - b[0], b[3]])
+    return np.concatenate([np.minimum(a[:2], back[:2]), np.maximum(a[2:], back[2:])])
+
+
 def required_margins(pred_box: np.ndarray, true_box: np.ndarray) -> np.ndarray:
     """Per-edge expansion (fraction of the predicted box size, ≥ 0) that makes `pred_box` contain `true_box`.
     Both are [N, 4] normalised; returns [N, 4] (left, top, right, bottom)."""

@@ -37,10 +37,12 @@ from train.common import (
     to_input_tensor,
     truth_elements,
 )
-from train.cropper import OUTPUT_NAMES, SIZE, CropperData, build_model, decode
+from train.cropper import OUTPUT_NAMES, SIZE, CropperData, build_model, decode, decode_mirrored
 
 TOLERANCE_PX = 0.5
 MISS_PENALTY = 5.0
+# Held-out scenes of the development split (docs/dataset.md, DEVALL); the other held-out scenes are the test part.
+DEV_SCENES = range(1009, 2330)
 
 
 def torch_predict(model):
@@ -53,18 +55,24 @@ def onnx_predict(path: Path, threads: int = 1):
     return lambda x: runner(x)
 
 
-def evaluate(predict, data: CropperData, batch: int = 16) -> list[dict]:
-    """Run `predict` (float32 [N,3,512,512] → dict of outputs) over `data`; one result dict per image."""
+def evaluate(predict, data: CropperData, batch: int = 16, mirror: bool = False) -> list[dict]:
+    """Run `predict` (float32 [N,3,512,512] → dict of outputs) over `data`; one result dict per image. With
+    `mirror`, also on the mirrored inputs, keeping the union of the two crops (`cropper.decode_mirrored`)."""
     results = []
     for start in range(0, len(data), batch):
         idx = range(start, min(len(data), start + batch))
         x = to_input_tensor([np.asarray(data.input(i)) for i in idx])
         out = predict(x)
+        flipped = predict(torch.flip(x, [-1])) if mirror else None
         for k, i in enumerate(idx):
             s = data.images[i]
             truth = load_truth(s.truth_path)
             w, h = truth["image"]["width"], truth["image"]["height"]
-            crop_n = decode(out["proj_x"][k], out["proj_y"][k], out["margins"][k])
+            reading = (out["proj_x"][k], out["proj_y"][k], out["margins"][k])
+            if flipped is None:
+                crop_n = decode(*reading)
+            else:
+                crop_n = decode_mirrored(reading, (flipped["proj_x"][k], flipped["proj_y"][k], flipped["margins"][k]))
             crop = [crop_n[0] * w, crop_n[1] * h, crop_n[2] * w, crop_n[3] * h]
             true_box = clip_box(truth["canvas"]["box"], w, h)
             misses, n = [], 0
@@ -129,6 +137,9 @@ def main(argv=None) -> int:
     g.add_argument("--ckpt", type=Path)
     g.add_argument("--onnx", type=Path)
     p.add_argument("--split", choices=("heldout", "train", "all"), default="heldout")
+    p.add_argument("--part", choices=("dev", "test", "all"), default="all",
+                   help="of the held-out scenes: the development split (1009 ≤ k < 2330, DEVALL), the others, or all")
+    p.add_argument("--mirror", action="store_true", help="union with the mirrored input's crop (CropParams::mirror)")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--cache", type=Path, default=None)
@@ -138,7 +149,10 @@ def main(argv=None) -> int:
     set_threads(args.threads)
     images = list_scene_images(args.data)
     train_imgs, held = split_scene_images(images)
-    images = {"heldout": held, "train": train_imgs, "all": images}[args.split][: args.limit]
+    images = {"heldout": held, "train": train_imgs, "all": images}[args.split]
+    if args.part != "all":
+        images = [s for s in images if (s.index in DEV_SCENES) == (args.part == "dev")]
+    images = images[: args.limit]
     if not images:
         print(f"no {args.split} images in {args.data}", file=sys.stderr)
         return 2
@@ -146,7 +160,7 @@ def main(argv=None) -> int:
                                                args.cache_format))
     data.warm()
     with torch.no_grad():
-        results = evaluate(load_predictor(args.ckpt, args.onnx, args.threads), data)
+        results = evaluate(load_predictor(args.ckpt, args.onnx, args.threads), data, mirror=args.mirror)
     summ = summary(results)
     for kind in ("photo", "screenshot", "all"):
         if f"{kind}/images" not in summ:

@@ -130,6 +130,22 @@ def test_cropper_targets_decode_contain_truth():
     assert list(full) == [0.0, 0.0, 1.0, 1.0]
 
 
+def test_mirrored_decode_is_the_union_mapped_back():
+    on = lambda lo, hi: np.where((np.arange(128) >= lo) & (np.arange(128) <= hi), 8.0, -8.0)
+    plain = (on(40, 100), on(10, 60), np.zeros(4))
+    # The mirrored reading sees the content's left edge on its right: bins 20..99 mirrored are 28..107.
+    mirrored = (on(20, 99), on(12, 70), np.array([0.0, 0.0, 0.1, 0.0]))
+    a = cropper.decode(*plain)
+    b = cropper.decode(*mirrored)
+    got = cropper.decode_mirrored(plain, mirrored)
+    assert got[0] == pytest.approx(min(a[0], 1 - b[2])) and got[0] < a[0]
+    assert got[2] == pytest.approx(max(a[2], 1 - b[0]))
+    assert got[1] == pytest.approx(min(a[1], b[1])) and got[3] == pytest.approx(max(a[3], b[3])) and got[3] > a[3]
+    # A symmetric reading mirrored changes nothing.
+    sym = (on(30, 97), on(10, 60), np.zeros(4))
+    np.testing.assert_allclose(cropper.decode_mirrored(sym, sym), cropper.decode(*sym), atol=1e-12)
+
+
 def test_required_margins():
     pred = np.array([[0.3, 0.3, 0.7, 0.7]])
     true = np.array([[0.2, 0.35, 0.7, 0.8]])
