@@ -370,23 +370,27 @@ impl Cropper {
     /// Runs the cropper on `image` (upright 8-bit RGB) and decodes the crop in source pixels.
     pub fn run(&self, image: &RgbImage) -> Result<CropResult, ScanError> {
         let input = preprocess(image)?;
-        let mut readings = if self.params.mirror {
-            let inputs = [mirror_input(&input)?, input];
-            threads::map_in_order(self.params.threads, &inputs, |t| self.read(t.clone()))?
+        let (plain, flipped) = if self.params.mirror {
+            let mirrored_input = mirror_input(&input)?;
+            let inputs = [input, mirrored_input];
+            let mut readings =
+                threads::map_in_order(self.params.threads, &inputs, |t| self.read(t.clone()))?
+                    .into_iter();
+            (readings.next(), readings.next())
         } else {
-            vec![self.read(input)?]
+            (Some(self.read(input)?), None)
         };
         let Some(Reading {
             proj_x,
             proj_y,
             margins,
-        }) = readings.pop()
+        }) = plain
         else {
             return Err(CropError::Output("no reading".into()).into());
         };
         let (mut normalised, confidence) = decode(&proj_x, &proj_y, margins, &self.params);
         let mut mirrored = None;
-        if let Some(flipped) = readings.pop() {
+        if let Some(flipped) = flipped {
             let (b, _) = decode(
                 &flipped.proj_x,
                 &flipped.proj_y,
