@@ -665,23 +665,36 @@ fn area_luma(image: &RgbImage, frame: &WorkFrame, w: usize, h: usize) -> Vec<f32
 
 fn bilinear_luma(image: &RgbImage, frame: &WorkFrame, w: usize, h: usize) -> Vec<f32> {
     let (iw, ih) = (image.width() as usize, image.height() as usize);
-    let raw = image.as_raw();
-    let luma = |x: usize, y: usize| {
-        let p = &raw[(y * iw + x) * 3..(y * iw + x) * 3 + 3];
-        0.299 * f32::from(p[0]) + 0.587 * f32::from(p[1]) + 0.114 * f32::from(p[2])
-    };
     let axis = |i: usize, origin: f32, limit: usize| {
         let c = (origin + (i as f32 + 0.5) / frame.scale - 0.5).clamp(0.0, (limit - 1) as f32);
         let a = c.floor() as usize;
         (a, (a + 1).min(limit - 1), c - a as f32)
     };
     let xs: Vec<(usize, usize, f32)> = (0..w).map(|i| axis(i, frame.origin.x, iw)).collect();
+    let ys: Vec<(usize, usize, f32)> = (0..h).map(|j| axis(j, frame.origin.y, ih)).collect();
+    let (Some(&(x0, _, _)), Some(&(_, x1, _))) = (xs.first(), xs.last()) else {
+        return Vec::new();
+    };
+    let (Some(&(y0, _, _)), Some(&(_, y1, _))) = (ys.first(), ys.last()) else {
+        return Vec::new();
+    };
+    // The taps only move right and down, so the source rectangle they reach is converted to luma once; every
+    // source pixel serves several working pixels.
+    let sw = x1 - x0 + 1;
+    let raw = image.as_raw();
+    let mut src = Vec::with_capacity(sw * (y1 - y0 + 1));
+    for y in y0..=y1 {
+        for p in raw[(y * iw + x0) * 3..(y * iw + x1 + 1) * 3].chunks_exact(3) {
+            src.push(0.299 * f32::from(p[0]) + 0.587 * f32::from(p[1]) + 0.114 * f32::from(p[2]));
+        }
+    }
     let mut out = vec![0.0f32; w * h];
-    for (j, row) in out.chunks_mut(w).enumerate() {
-        let (ya, yb, fy) = axis(j, frame.origin.y, ih);
+    for (row, &(ya, yb, fy)) in out.chunks_mut(w).zip(&ys) {
+        let (ra, rb) = (&src[(ya - y0) * sw..], &src[(yb - y0) * sw..]);
         for (v, &(xa, xb, fx)) in row.iter_mut().zip(&xs) {
-            let top = luma(xa, ya) * (1.0 - fx) + luma(xb, ya) * fx;
-            let bottom = luma(xa, yb) * (1.0 - fx) + luma(xb, yb) * fx;
+            let (xa, xb) = (xa - x0, xb - x0);
+            let top = ra[xa] * (1.0 - fx) + ra[xb] * fx;
+            let bottom = rb[xa] * (1.0 - fx) + rb[xb] * fx;
             *v = top * (1.0 - fy) + bottom * fy;
         }
     }
