@@ -304,6 +304,8 @@ def parse_args(argv=None):
     p.add_argument("--max-val", type=int, default=4000, help="validation crops used by the periodic eval")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--weight-ema", type=float, default=0.0, help="evaluate and save an exponential moving "
+                   "average of the weights with this decay (e.g. 0.998; 0: off; common.train_loop)")
     p.add_argument("--max-minutes", type=float, default=None)
     p.add_argument("--budget-minutes", type=float, default=None,
                    help="training time over which the LR schedule runs (and then stops), summed over resumed runs")

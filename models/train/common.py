@@ -507,18 +507,23 @@ class LoopConfig:
     budget_minutes: float | None = None
     seed: int = 0
     grad_clip: float = 5.0
+    # Exponential moving average of the weights, evaluated and saved instead of the raw weights (0: off). See
+    # `train_loop`.
+    weight_ema: float = 0.0
 
 
 def epoch_loop_config(args) -> LoopConfig:
     """The LoopConfig of the classifier and OCR trainers from their shared flags: `--steps`, or `--epochs` of
     `--epoch-samples // --batch` steps; `--warmup` (at most a tenth of the steps), `--eval-every` (default once per
-    epoch), `--lr`, `--weight-decay`, `--max-minutes`, `--budget-minutes`, `--seed`; a checkpoint every 100 steps."""
+    epoch), `--lr`, `--weight-decay`, `--max-minutes`, `--budget-minutes`, `--seed`, `--weight-ema`; a checkpoint
+    every 100 steps."""
     steps_per_epoch = max(1, args.epoch_samples // args.batch)
     total = args.steps or max(1, int(round(args.epochs * steps_per_epoch)))
     return LoopConfig(total_steps=total, lr=args.lr, weight_decay=args.weight_decay,
                       warmup_steps=min(args.warmup, max(1, total // 10)),
                       eval_every=args.eval_every or steps_per_epoch, save_every=100,
-                      max_minutes=args.max_minutes, budget_minutes=args.budget_minutes, seed=args.seed)
+                      max_minutes=args.max_minutes, budget_minutes=args.budget_minutes, seed=args.seed,
+                      weight_ema=args.weight_ema)
 
 
 def progress(step: int, elapsed_s: float, cfg: LoopConfig) -> float:
@@ -564,14 +569,23 @@ def train_loop(
     - `eval_at_start`: a fresh run (no checkpoint to resume) is evaluated once before its first step, as step 0.
       For a run that starts from trained weights (a warm start, `--init`) that is the start's score, so the log
       shows whether training beats it, and `best.pt` stays the start unless it does.
+    - `cfg.weight_ema` = d > 0: the loop also keeps `avg ← d·avg + (1 − d)·w` of every floating-point entry of the
+      state dict after each step (other entries copied), starting from the weights the run starts with (a warm
+      start's file: so the average leaves it only as fast as `1 − d` allows). Evaluation scores the average, and
+      checkpoints store it as `model` (what export and evaluation load) with the raw weights as `train_model`
+      (what a resumed run trains on). Averaging the iterates damps the optimiser's step noise, which at small CPU
+      batches otherwise costs a warm-started model more than its first hundreds of steps teach (session 37).
     AdamW with `lr_at` schedule and gradient clipping.
     """
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     rng = np.random.default_rng(cfg.seed)
     step, best_score, best_metrics, elapsed = 0, -math.inf, None, 0.0
     state = ckpts.load_latest()
+    avg = None
     if state is not None:
-        model.load_state_dict(state["model"])
+        model.load_state_dict(state.get("train_model", state["model"]))
+        if cfg.weight_ema > 0:
+            avg = {k: v.detach().clone() for k, v in state["model"].items()}
         opt.load_state_dict(state["optimizer"])
         rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])
@@ -580,9 +594,22 @@ def train_loop(
         print(f"resumed from {ckpts.last} at step {step}, {elapsed / 60:.1f} min trained "
               f"(best score {best_score:.4f})", flush=True)
 
+    if cfg.weight_ema > 0 and avg is None:
+        avg = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    def update_average():
+        with torch.no_grad():
+            for k, v in model.state_dict().items():
+                if v.dtype.is_floating_point:
+                    avg[k].mul_(cfg.weight_ema).add_(v.detach(), alpha=1.0 - cfg.weight_ema)
+                else:
+                    avg[k].copy_(v)
+
     def snapshot() -> dict:
+        weights = {"model": model.state_dict()} if avg is None else {
+            "model": {k: v.clone() for k, v in avg.items()}, "train_model": model.state_dict()}
         return {
-            "model": model.state_dict(),
+            **weights,
             "optimizer": opt.state_dict(),
             "rng": rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(),
@@ -602,10 +629,16 @@ def train_loop(
         nonlocal best_score, best_metrics
         if evaluate is None:
             return
-        model.eval()
         t0 = time.time()
+        raw = None
+        if avg is not None:
+            raw = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            model.load_state_dict(avg)
+        model.eval()
         with torch.no_grad():
             score, metrics = evaluate(model)
+        if raw is not None:
+            model.load_state_dict(raw)
         set_train()
         is_best = score > best_score
         if is_best:
@@ -650,6 +683,8 @@ def train_loop(
             if cfg.grad_clip:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             opt.step()
+            if avg is not None:
+                update_average()
             step += 1
             value = float(loss.detach())
             ema = value if ema is None else 0.95 * ema + 0.05 * value

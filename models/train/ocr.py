@@ -710,6 +710,8 @@ def parse_args(argv=None):
     p.add_argument("--rarity-power", type=float, default=0.75, help="real crops drawn ∝ count(text)^-power")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--weight-ema", type=float, default=0.0, help="evaluate and save an exponential moving "
+                   "average of the weights with this decay (e.g. 0.998; 0: off; common.train_loop)")
     p.add_argument("--max-minutes", type=float, default=None)
     p.add_argument("--budget-minutes", type=float, default=None,
                    help="training time over which the LR schedule runs (and then stops), summed over resumed runs")

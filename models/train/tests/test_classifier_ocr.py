@@ -369,6 +369,65 @@ def test_eval_at_start_scores_the_start_and_keeps_it_unless_beaten(tmp_path, at_
     assert torch.equal(best["model"]["weight"], torch.ones(1, 1)) == at_start
 
 
+def test_weight_ema_is_what_is_evaluated_and_saved_and_resumes(tmp_path):
+    """With `weight_ema` = d, evaluation sees and checkpoints store as `model` the average d·avg + (1 − d)·w over
+    the steps, started from the initial weights; the raw weights are `train_model`, and a run interrupted and
+    resumed ends where an uninterrupted one does."""
+    target = torch.ones(1, 1)
+    loss_fn = lambda m, batch: (((m(target) + 1.0) ** 2).mean(), {})  # noqa: E731, trains towards w = -1
+
+    def run(out, steps, stop_after=None):
+        model = torch.nn.Linear(1, 1, bias=False)
+        with torch.no_grad():
+            model.weight.fill_(1.0)
+        seen, drawn = [], []
+
+        def next_batch(rng):
+            if stop_after is not None and len(drawn) == stop_after:
+                raise KeyboardInterrupt
+            drawn.append(1)
+
+        evaluate = lambda m: (seen.append(float(m.weight)) or 0.0, {})  # noqa: E731
+        cfg = common.LoopConfig(total_steps=steps, lr=0.1, warmup_steps=1, eval_every=2, save_every=1,
+                                weight_ema=0.5)
+        ckpts = common.Checkpoints(out)
+        try:
+            common.train_loop(model, cfg, ckpts, next_batch, loss_fn, evaluate, {})
+        except KeyboardInterrupt:
+            pass
+        return model, seen, torch.load(ckpts.last, map_location="cpu", weights_only=False)
+
+    model, seen, last = run(tmp_path / "a", 4)
+    # The raw weights after each step, replayed with plain AdamW on the same schedule.
+    replay = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        replay.weight.fill_(1.0)
+    opt = torch.optim.AdamW(replay.parameters(), lr=0.1, weight_decay=1e-4)
+    avg, averages = 1.0, []
+    cfg = common.LoopConfig(total_steps=4, lr=0.1, warmup_steps=1)
+    for step in range(4):
+        for g in opt.param_groups:
+            g["lr"] = common.lr_at(step, cfg, 0.0)
+        loss, _ = loss_fn(replay, None)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        avg = 0.5 * avg + 0.5 * float(replay.weight.detach())
+        averages.append(avg)
+    assert seen == pytest.approx([averages[1], averages[3]], abs=1e-6)
+    assert float(last["model"]["weight"]) == pytest.approx(averages[3], abs=1e-6)
+    assert torch.equal(last["train_model"]["weight"], model.weight.detach())
+    assert float(model.weight.detach()) == pytest.approx(float(replay.weight.detach()), abs=1e-6)
+    assert float(model.weight.detach()) < averages[3] < 1.0  # the average lags the raw weights
+    # Interrupted while drawing its fourth batch (its last checkpoint: step 3, between evaluations), then resumed.
+    _, _, stopped = run(tmp_path / "b", 4, stop_after=3)
+    assert stopped["step"] == 3
+    _, _, resumed = run(tmp_path / "b", 4)
+    assert resumed["step"] == 4
+    assert torch.allclose(resumed["model"]["weight"], last["model"]["weight"], atol=1e-6)
+    assert torch.allclose(resumed["train_model"]["weight"], last["train_model"]["weight"], atol=1e-6)
+
+
 @pytest.mark.parametrize("trainer", [classifier, ocr], ids=["classifier", "ocr"])
 def test_init_starts_a_new_run_from_a_checkpoint(trainer, dataset, tmp_path):
     """--init takes the checkpoint's config (not the flags') and weights, with a fresh optimizer at step 0."""
