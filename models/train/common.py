@@ -585,7 +585,8 @@ def train_loop(
     if state is not None:
         model.load_state_dict(state.get("train_model", state["model"]))
         if cfg.weight_ema > 0:
-            avg = {k: v.detach().clone() for k, v in state["model"].items()}
+            on_device = model.state_dict()
+            avg = {k: v.detach().to(on_device[k].device, copy=True) for k, v in state["model"].items()}
         opt.load_state_dict(state["optimizer"])
         rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])
