@@ -19,6 +19,7 @@ Pixel conventions: images are uint8 RGB `H×W×3` (C order); model inputs are fl
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
@@ -581,12 +582,8 @@ def train_loop(
     rng = np.random.default_rng(cfg.seed)
     step, best_score, best_metrics, elapsed = 0, -math.inf, None, 0.0
     state = ckpts.load_latest()
-    avg = None
     if state is not None:
         model.load_state_dict(state.get("train_model", state["model"]))
-        if cfg.weight_ema > 0:
-            on_device = model.state_dict()
-            avg = {k: v.detach().to(on_device[k].device, copy=True) for k, v in state["model"].items()}
         opt.load_state_dict(state["optimizer"])
         rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])
@@ -595,20 +592,24 @@ def train_loop(
         print(f"resumed from {ckpts.last} at step {step}, {elapsed / 60:.1f} min trained "
               f"(best score {best_score:.4f})", flush=True)
 
-    if cfg.weight_ema > 0 and avg is None:
-        avg = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    averaged = None  # with cfg.weight_ema: a copy of the model holding the average, always in eval mode
+    if cfg.weight_ema > 0:
+        averaged = copy.deepcopy(model)
+        if state is not None:
+            averaged.load_state_dict(state["model"])
+        averaged.eval()
 
     def update_average():
         with torch.no_grad():
-            for k, v in model.state_dict().items():
-                if v.dtype.is_floating_point:
-                    avg[k].mul_(cfg.weight_ema).add_(v.detach(), alpha=1.0 - cfg.weight_ema)
+            for a, w in zip(averaged.state_dict().values(), model.state_dict().values()):
+                if a.dtype.is_floating_point:
+                    a.mul_(cfg.weight_ema).add_(w, alpha=1.0 - cfg.weight_ema)
                 else:
-                    avg[k].copy_(v)
+                    a.copy_(w)
 
     def snapshot() -> dict:
-        weights = {"model": model.state_dict()} if avg is None else {
-            "model": {k: v.clone() for k, v in avg.items()}, "train_model": model.state_dict()}
+        weights = {"model": model.state_dict()} if averaged is None else {
+            "model": averaged.state_dict(), "train_model": model.state_dict()}
         return {
             **weights,
             "optimizer": opt.state_dict(),
@@ -631,15 +632,10 @@ def train_loop(
         if evaluate is None:
             return
         t0 = time.time()
-        raw = None
-        if avg is not None:
-            raw = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            model.load_state_dict(avg)
-        model.eval()
+        scored = model if averaged is None else averaged
+        scored.eval()
         with torch.no_grad():
-            score, metrics = evaluate(model)
-        if raw is not None:
-            model.load_state_dict(raw)
+            score, metrics = evaluate(scored)
         set_train()
         is_best = score > best_score
         if is_best:
@@ -684,7 +680,7 @@ def train_loop(
             if cfg.grad_clip:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             opt.step()
-            if avg is not None:
+            if averaged is not None:
                 update_average()
             step += 1
             value = float(loss.detach())
