@@ -16,6 +16,9 @@
 //! - `end_to_end/<n>_nodes`: `Scanner::scan_rgb` on the 5-, 20- and 60-node photos (decode excluded);
 //! - `stage/detect_square`, `end_to_end/20_nodes_square`: the same with every detector tile padded to
 //!   512 × 512 (`DetectParams::pad_to_max`, the input before issue #6), to compare with the trimmed default;
+//! - `stage/detect_untransposed`, `end_to_end/<n>_nodes_untransposed`: the same as `stage/detect` and
+//!   `end_to_end/<n>_nodes` with tall tiles run as they are (`DetectParams::transpose_tall` off, the behaviour
+//!   before session 42);
 //! - `end_to_end/<n>_nodes_<k>_threads`: the same scans with the default thread count, `k` =
 //!   `threads::auto_threads()` (absent on one core): tiles, titles and texts spread over `k` threads.
 //!
@@ -145,6 +148,11 @@ fn benches(c: &mut Criterion) {
         ..one_thread
     };
     let detector_square = Detector::with_params(&models.detector, square).unwrap();
+    let untransposed = DetectParams {
+        transpose_tall: false,
+        ..one_thread
+    };
+    let detector_untransposed = Detector::with_params(&models.detector, untransposed).unwrap();
     let classifier = Classifier::new(
         models.classifier.clone(),
         models.vocab.clone(),
@@ -189,6 +197,9 @@ fn benches(c: &mut Criterion) {
     stage.bench_function("detect", |b| {
         b.iter(|| detector.run(&mid.image, crop).unwrap())
     });
+    stage.bench_function("detect_untransposed", |b| {
+        b.iter(|| detector_untransposed.run(&mid.image, crop).unwrap())
+    });
     stage.bench_function("detect_square", |b| {
         b.iter(|| detector_square.run(&mid.image, crop).unwrap())
     });
@@ -211,7 +222,18 @@ fn benches(c: &mut Criterion) {
         &models,
         ScanParams {
             detect: square,
-            ..single
+            ..single.clone()
+        },
+    )
+    .unwrap();
+    let scanner_untransposed = Scanner::with_params(
+        &models,
+        ScanParams {
+            detect: DetectParams {
+                transpose_tall: false,
+                ..single.detect
+            },
+            ..single.clone()
         },
     )
     .unwrap();
@@ -226,6 +248,11 @@ fn benches(c: &mut Criterion) {
                 .iter()
                 .filter(|(t, _)| *t == 20)
                 .map(|(t, s)| (format!("{t}_nodes_square"), s, &scanner_square)),
+        )
+        .chain(
+            scenes
+                .iter()
+                .map(|(t, s)| (format!("{t}_nodes_untransposed"), s, &scanner_untransposed)),
         )
         .chain(
             scenes

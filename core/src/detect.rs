@@ -18,7 +18,8 @@
 //! 3. Outputs, stride 4 (cell `(j, i)` covers input pixels `[4i, 4i+4) × [4j, 4j+4)`), on an `H/4 × W/4` grid:
 //!    `heatmap [1,4,H/4,W/4]` centre logits (0 node, 1 tensor, 2 input, 3 output), `size [1,2,H/4,W/4]` ln(w),
 //!    ln(h) in input px, `offset [1,2,H/4,W/4]` sub-cell centre. The detector runs on a tract plan per input
-//!    shape ([`Model::run_any_size`]).
+//!    shape ([`Model::run_any_size`]); a tile taller than wide runs on the transposed input through the
+//!    transposed graph ([`Model::run_transposed`], [`DetectParams::transpose_tall`]), which tract runs faster.
 //! 4. Post-processing ([`postprocess`]): sigmoid, 3×3 max-pool peaks ≥ threshold, top-k by score (ties by flat
 //!    index `c·rows·cols + j·cols + i`), box decode, back to source pixels clipped to the tile, class-wise greedy
 //!    NMS. The content and its mapping `(u, v) ↔ (x0 + u·cw/tw, y0 + v·ch/th)` do not depend on the padding, so
@@ -156,6 +157,11 @@ pub struct DetectParams {
     /// [`input_side`]`(tw) × `[`input_side`]`(th)`. Slower (up to 8× the work for a thin tile, 1.6× for
     /// 16:9); kept to compare.
     pub pad_to_max: bool,
+    /// Run a tile whose input is taller than wide through the detector with its spatial axes exchanged, on the
+    /// transposed input ([`Model::run_transposed`]): the same detections up to float rounding, for less time,
+    /// because tract's depthwise convolutions reach their vector kernel only along the wider axis
+    /// (`BENCHMARKS.md`, session 42). Default true.
+    pub transpose_tall: bool,
     /// A second pass over a finer grid of tiles when the first pass found the cards smaller than the detector
     /// was trained to see them ([`ZoomParams`]); `None`: one pass.
     pub zoom: Option<ZoomParams>,
@@ -215,6 +221,7 @@ impl Default for DetectParams {
             tile_overlap: 0.25,
             tile_max: 8,
             pad_to_max: false,
+            transpose_tall: true,
             zoom: Some(ZoomParams::default()),
             threads: 0,
         }
@@ -739,7 +746,12 @@ impl Detector {
             lb = lb.padded_to_max();
         }
         let input = preprocess_letterbox(image, &lb)?;
-        let outputs = self.model.run_any_size(input)?;
+        let outputs = match *input.shape() {
+            [_, _, h, w] if self.params.transpose_tall && h > w => {
+                self.model.run_transposed(input)?
+            }
+            _ => self.model.run_any_size(input)?,
+        };
         let [h, s, o] = outputs.as_slice() else {
             return Err(
                 DetectError::Output(format!("{} outputs, expected 3", outputs.len())).into(),

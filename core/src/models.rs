@@ -34,6 +34,13 @@
 //! with symbolic H and W was measured 7× slower per run than concrete ones (tract 0.23.9,
 //! `core/examples/batch_timing.rs`).
 //!
+//! Transposed plans ([`Model::run_transposed`]): the detector can also run an input `[1, C, H, W]` through its
+//! graph rebuilt with the two spatial axes exchanged (every kernel transposed), on the transposed input, with the
+//! outputs transposed back: the same outputs up to float rounding. tract 0.23's depthwise convolution reaches its
+//! vector kernel only when the longest axis of a zone is W, so a taller-than-wide tile ran its depthwise layers on
+//! the scalar path; transposed, it runs about 30% faster (`crate::detect::DetectParams::transpose_tall`,
+//! `BENCHMARKS.md`, session 42). These plans are cached apart from the others, on the same terms.
+//!
 //! Trunk and head ([`Model::run_padded`]): the OCR is also kept cut where its convolutional trunk ends, so that
 //! a crop's trunk runs only over its text and some padding, and the recurrent head over all 80 steps.
 //!
@@ -358,6 +365,9 @@ struct ShapePlans {
     /// The parsed model before its input size is fixed.
     source: Parsed,
     cache: Mutex<PlanCache>,
+    /// Plans of the graph with its spatial axes exchanged ([`Model::run_transposed`]), keyed by the untransposed
+    /// input's `(H, W)`.
+    transposed: Mutex<PlanCache>,
 }
 
 /// At most [`MAX_SHAPE_PLANS`] plans, least recently used dropped first.
@@ -569,6 +579,208 @@ fn upsample_copying_deconvs(model: &mut TypedModel) -> TractResult<()> {
     Ok(())
 }
 
+/// `model`, a decluttered NCHW graph for the input `[1, C, H, W]`, rebuilt for the input `[1, C, W, H]` so that
+/// it computes the same function of the transposed image: `transposed_hw(M)(xᵀ) = M(x)ᵀ`, where `ᵀ` exchanges the
+/// two spatial axes of every tensor. Every convolution and transposed convolution keeps its op with its kernel's
+/// spatial axes exchanged and its kernel shape, strides, dilations, padding and adjustments swapped; element-wise
+/// and broadcasting binary ops are kept as they are. Any other op, a layout other than NCHW, or a constant that
+/// is neither a kernel nor a bias and has a spatial extent is an error: the rewrite would change the function.
+///
+/// Why: tract 0.23's depthwise convolution walks the longest axis of each output zone in its inner loop, and only
+/// an inner loop along W (stride 1) reaches its vector kernel; on a taller-than-wide input the whole zone takes the
+/// scalar path (`BENCHMARKS.md`, session 42). Run on the transposed input, the same detector keeps the vector path.
+fn transposed_hw(model: &TypedModel) -> TractResult<TypedModel> {
+    use tract_nnef::tract_core::ops::binary::TypedBinOp;
+    use tract_nnef::tract_core::ops::change_axes::InOut;
+    use tract_nnef::tract_core::ops::cnn::conv::KernelFormat;
+    use tract_nnef::tract_core::ops::cnn::{Conv, PaddingSpec, PoolSpec};
+    use tract_nnef::tract_core::ops::einsum::EinSum;
+    use tract_nnef::tract_core::ops::element_wise::ElementWiseOp;
+    use tract_nnef::tract_core::ops::konst::Const;
+    use tract_nnef::tract_core::ops::source::TypedSource;
+
+    fn swap_spec(spec: &PoolSpec) -> TractResult<PoolSpec> {
+        // Channels first, with or without the batch axis: the spatial axes are the last two.
+        let chw = matches!(spec.data_format, DataFormat::NCHW | DataFormat::CHW);
+        if !chw || spec.kernel_shape.len() != 2 {
+            tract_nnef::internal::bail!("not a 2-D channels-first convolution: {spec:?}");
+        }
+        let swap = |v: &TVec<usize>| -> TVec<usize> { v.iter().rev().copied().collect() };
+        let padding = match &spec.padding {
+            PaddingSpec::Explicit(before, after) => {
+                PaddingSpec::Explicit(swap(before), swap(after))
+            }
+            PaddingSpec::ExplicitOnnxPool(before, after, ceil) => {
+                PaddingSpec::ExplicitOnnxPool(swap(before), swap(after), *ceil)
+            }
+            other => other.clone(),
+        };
+        Ok(PoolSpec {
+            kernel_shape: swap(&spec.kernel_shape),
+            padding,
+            dilations: spec.dilations.as_ref().map(swap),
+            strides: spec.strides.as_ref().map(swap),
+            ..spec.clone()
+        })
+    }
+    fn kernel_hw(format: &KernelFormat) -> (usize, usize) {
+        match format {
+            KernelFormat::OIHW => (2, 3),
+            KernelFormat::HWIO => (0, 1),
+            KernelFormat::OHWI => (1, 2),
+        }
+    }
+
+    // The kernel's spatial axes of every constant read as a convolution's kernel (slot 1).
+    let mut kernels: HashMap<OutletId, (usize, usize)> = HashMap::new();
+    // The constant operands of the einsums that carry the image's spatial axes (the last two) through untouched,
+    // tract's form of a 1 × 1 convolution (`IHW,OI->OHW`): they share no axis with those.
+    let mut einsum_operands: Vec<InletId> = Vec::new();
+    for node in model.nodes() {
+        if let Some(einsum) = node.op_as::<EinSum>() {
+            let varying: Vec<usize> = (0..node.inputs.len())
+                .filter(|&slot| {
+                    model
+                        .outlet_fact(node.inputs[slot])
+                        .is_ok_and(|f| f.konst.is_none())
+                })
+                .collect();
+            let carried = |slot: usize| {
+                let rank = einsum.axes.rank(InOut::In(slot));
+                rank >= 3
+                    && (rank - 2..rank).all(|ax| {
+                        einsum.axes.axis((InOut::In(slot), ax)).is_ok_and(|axis| {
+                            axis.outputs.len() == 1
+                                && axis.outputs[0].len() == 1
+                                && axis
+                                    .inputs
+                                    .iter()
+                                    .enumerate()
+                                    .all(|(i, at)| i == slot || at.is_empty())
+                        })
+                    })
+            };
+            match varying[..] {
+                [slot] if carried(slot) => einsum_operands.extend(
+                    (0..node.inputs.len())
+                        .filter(|&i| i != slot)
+                        .map(|i| InletId::new(node.id, i)),
+                ),
+                _ => tract_nnef::internal::bail!(
+                    "{}: an einsum that mixes the spatial axes ({} on {varying:?})",
+                    node.name,
+                    einsum.axes
+                ),
+            }
+            continue;
+        }
+        let hw = match (node.op_as::<Conv>(), node.op_as::<Deconv>()) {
+            (Some(conv), _) => kernel_hw(&conv.kernel_fmt),
+            (_, Some(deconv)) => kernel_hw(&deconv.kernel_format),
+            _ => continue,
+        };
+        let Some(&kernel) = node.inputs.get(1) else {
+            tract_nnef::internal::bail!("{}: a convolution without a kernel input", node.name);
+        };
+        kernels.insert(kernel, hw);
+    }
+    let is_conv = |inlet: &InletId| {
+        let node = model.node(inlet.node);
+        node.op_is::<Conv>() || node.op_is::<Deconv>()
+    };
+
+    let mut out = TypedModel::default();
+    let mut map: HashMap<OutletId, OutletId> = HashMap::new();
+    for id in model.eval_order()? {
+        let node = model.node(id);
+        let inputs: TVec<OutletId> = node.inputs.iter().map(|i| map[i]).collect();
+        let wired: TVec<OutletId> = if let Some(source) = node.op_as::<TypedSource>() {
+            let mut dims: TVec<TDim> = source.fact.shape.to_tvec();
+            if dims.len() != 4 {
+                tract_nnef::internal::bail!(
+                    "{}: input of rank {}, expected 4",
+                    node.name,
+                    dims.len()
+                );
+            }
+            dims.swap(2, 3);
+            let fact = TypedFact::dt_shape(source.fact.datum_type, dims);
+            tvec!(out.add_source(&node.name, fact)?)
+        } else if node.op_is::<Const>() {
+            let outlet = OutletId::new(id, 0);
+            let value = model.outlet_fact(outlet)?.konst.clone().ok_or_else(|| {
+                tract_nnef::internal::format_err!("{}: constant without a value", node.name)
+            })?;
+            let uses = model.outlet_successors(outlet);
+            let value = if let Some(&(h, w)) = kernels.get(&outlet) {
+                if !uses.iter().all(|u| is_conv(u) && u.slot == 1) {
+                    tract_nnef::internal::bail!(
+                        "{}: a kernel also read as something else",
+                        node.name
+                    );
+                }
+                let mut axes: Vec<usize> = (0..value.rank()).collect();
+                axes.swap(h, w);
+                value.into_tensor().permute_axes(&axes)?.into_arc_tensor()
+            } else {
+                // Broadcast against a tensor whose last two axes are the spatial ones: only extents of 1 there
+                // broadcast the same way after the exchange. A convolution's bias (slot 2) and an einsum operand
+                // checked above do not broadcast over the image.
+                let rank = value.rank();
+                let spatial = value.shape()[rank.saturating_sub(2)..]
+                    .iter()
+                    .any(|&d| d != 1);
+                let harmless =
+                    |u: &InletId| (is_conv(u) && u.slot == 2) || einsum_operands.contains(u);
+                if spatial && !uses.iter().all(harmless) {
+                    tract_nnef::internal::bail!(
+                        "{}: a constant of shape {:?} would not broadcast the same way",
+                        node.name,
+                        value.shape()
+                    );
+                }
+                value
+            };
+            tvec!(out.add_const(&node.name, value)?)
+        } else if let Some(conv) = node.op_as::<Conv>() {
+            let op = Conv {
+                pool_spec: swap_spec(&conv.pool_spec)?,
+                ..conv.clone()
+            };
+            out.wire_node(&node.name, op, &inputs)?
+        } else if let Some(deconv) = node.op_as::<Deconv>() {
+            let op = Deconv {
+                pool_spec: swap_spec(&deconv.pool_spec)?,
+                adjustments: deconv.adjustments.iter().rev().copied().collect(),
+                ..deconv.clone()
+            };
+            out.wire_node(&node.name, op, &inputs)?
+        } else if node.op_is::<TypedBinOp>()
+            || node.op_is::<ElementWiseOp>()
+            || node.op_is::<EinSum>()
+        {
+            out.wire_node(&node.name, node.op.clone(), &inputs)?
+        } else {
+            tract_nnef::internal::bail!(
+                "{}: op {} is not known to commute with a transposition",
+                node.name,
+                node.op.name()
+            );
+        };
+        for (slot, outlet) in wired.into_iter().enumerate() {
+            map.insert(OutletId::new(id, slot), outlet);
+        }
+    }
+    let outputs: Vec<OutletId> = model.output_outlets()?.iter().map(|o| map[o]).collect();
+    out.select_output_outlets(&outputs)?;
+    for (old, new) in model.output_outlets()?.iter().zip(&outputs) {
+        if let Some(label) = model.outlet_label(*old) {
+            out.set_outlet_label(*new, label.to_owned())?;
+        }
+    }
+    Ok(out)
+}
+
 impl fmt::Debug for Model {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Model")
@@ -644,6 +856,7 @@ impl Model {
             Arc::new(ShapePlans {
                 source: model.clone(),
                 cache: Mutex::new(PlanCache::default()),
+                transposed: Mutex::new(PlanCache::default()),
             })
         });
         let typed = declutter(model, chw).map_err(load)?;
@@ -689,6 +902,20 @@ impl Model {
     /// from the cache, or optimized now and cached (see the module doc). A size that is not a multiple of
     /// [`HW_MULTIPLE`] in `1..=` the nominal one, or a fixed-size model, is [`ScanError::Inference`].
     pub fn plan_for(&self, h: usize, w: usize) -> Result<Arc<TypedRunnableModel>, ScanError> {
+        let shapes = self.variable_shapes(h, w)?;
+        let [c, hmax, wmax] = self.kind.input_chw();
+        let stage = self.kind.name();
+        if (h, w) == (hmax, wmax) {
+            return Ok(self.plan.clone());
+        }
+        cached_plan(&shapes.cache, (h, w), || {
+            optimize(shapes.source.clone(), [c, h, w]).map_err(|e| ScanError::inference(stage, e))
+        })
+    }
+
+    /// The plans of a variable-size model if it takes the input `[1, C, h, w]` ([`Model::plan_for`]), else
+    /// [`ScanError::Inference`].
+    fn variable_shapes(&self, h: usize, w: usize) -> Result<&Arc<ShapePlans>, ScanError> {
         let stage = self.kind.name();
         let [c, hmax, wmax] = self.kind.input_chw();
         let Some(shapes) = &self.shapes else {
@@ -717,12 +944,7 @@ impl Model {
                 ),
             });
         }
-        if (h, w) == (hmax, wmax) {
-            return Ok(self.plan.clone());
-        }
-        cached_plan(&shapes.cache, (h, w), || {
-            optimize(shapes.source.clone(), [c, h, w]).map_err(|e| ScanError::inference(stage, e))
-        })
+        Ok(shapes)
     }
 
     /// The input shapes `(H, W)` with a cached plan besides the nominal one, least recently used first (empty for
@@ -755,6 +977,54 @@ impl Model {
             }
         };
         self.run_on(&self.plan_for(h, w)?, input)
+    }
+
+    /// [`Model::run_any_size`] for the detector, through the graph with its spatial axes exchanged
+    /// (`transposed_hw`): the input `[1, C, H, W]` is transposed to `[1, C, W, H]`, run on that graph (optimized
+    /// for that shape and cached like [`Model::plan_for`]'s plans), and every output transposed back to
+    /// `[1, ·, H/4, W/4]`. The outputs equal [`Model::run_any_size`]'s up to float rounding (the depthwise
+    /// convolutions add their taps in another order; `core/tests/detect_input_sizes.rs`). Worth it when `H > W`:
+    /// tract then runs the depthwise convolutions on its vector path (`transposed_hw`). The same sizes as
+    /// [`Model::run_any_size`]; a model whose sides are not both variable is [`ScanError::Inference`].
+    pub fn run_transposed(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
+        let stage = self.kind.name();
+        let [c, _, _] = self.kind.input_chw();
+        let (h, w) = match *input.shape() {
+            [1, ch, h, w] if ch == c => (h, w),
+            ref shape => {
+                return Err(ScanError::Inference {
+                    stage,
+                    message: format!("input shape {shape:?}, expected [1, {c}, H, W]"),
+                })
+            }
+        };
+        let shapes = self.variable_shapes(h, w)?;
+        if self.kind.variable_sides() != (true, true) {
+            return Err(ScanError::Inference {
+                stage,
+                message: "only a model with variable height and width runs transposed".into(),
+            });
+        }
+        let plan = cached_plan(&shapes.transposed, (h, w), || {
+            declutter(shapes.source.clone(), [c, h, w])
+                .and_then(|typed| transposed_hw(&typed))
+                .and_then(finish)
+                .map_err(|e| ScanError::inference(stage, e))
+        })?;
+        let swap = |t: Tensor| -> Result<Tensor, ScanError> {
+            let view = t
+                .to_plain_array_view::<f32>()
+                .map_err(|e| ScanError::inference(stage, e))?;
+            Ok(view
+                .permuted_axes(&[0, 1, 3, 2][..])
+                .as_standard_layout()
+                .into_owned()
+                .into_tensor())
+        };
+        self.run_on(&plan, swap(input)?)?
+            .into_iter()
+            .map(swap)
+            .collect()
     }
 
     /// Whether [`Model::run_padded`] runs the trunk on the narrow input (the OCR, when its graph could be cut
@@ -1012,6 +1282,78 @@ impl ModelSet {
             ModelKind::Detector => &self.detector,
             ModelKind::Classifier => &self.classifier,
             ModelKind::Ocr => &self.ocr,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The classifier ends in a global pooling and a dense head, which do not commute with exchanging the image's
+    /// axes: the rewrite refuses them instead of building another function.
+    #[cfg(feature = "bundled-models")]
+    #[test]
+    fn transposing_refuses_ops_it_does_not_know() {
+        let bytes = bundled::CLASSIFIER;
+        let typed = declutter(parse(bytes).unwrap(), ModelKind::Classifier.input_chw()).unwrap();
+        // Refused at the head, whose dense layer reads both spatial axes at once (an einsum summing over them).
+        let err = transposed_hw(&typed).unwrap_err();
+        assert!(format!("{err:#}").contains("head"), "{err:#}");
+    }
+
+    /// A graph of one depthwise 3 × 3 convolution with a non-symmetric kernel and stride (2, 1) computes, transposed
+    /// on the transposed input, the transposed output.
+    #[test]
+    fn a_transposed_convolution_graph_computes_the_transposed_output() {
+        use tract_nnef::tract_core::ops::cnn::conv::KernelFormat;
+        use tract_nnef::tract_core::ops::cnn::{Conv, PaddingSpec, PoolSpec};
+        let (c, h, w) = (2usize, 9usize, 6usize);
+        let mut model = TypedModel::default();
+        let x = model.add_source("x", f32::fact([1, c, h, w])).unwrap();
+        let kernel: Vec<f32> = (0..c * 3 * 3).map(|i| (i as f32 * 0.37).sin()).collect();
+        let kernel = tract_ndarray::Array4::from_shape_vec((c, 1, 3, 3), kernel)
+            .unwrap()
+            .into_tensor();
+        let k = model.add_const("k", kernel).unwrap();
+        let b = model.add_const("b", tensor1(&[0.5f32, -0.25])).unwrap();
+        let conv = Conv {
+            pool_spec: PoolSpec {
+                data_format: DataFormat::NCHW,
+                kernel_shape: tvec!(3, 3),
+                padding: PaddingSpec::Explicit(tvec!(1, 0), tvec!(1, 2)),
+                dilations: None,
+                strides: Some(tvec!(2, 1)),
+                input_channels: c,
+                output_channels: c,
+            },
+            kernel_fmt: KernelFormat::OIHW,
+            group: c,
+            q_params: None,
+        };
+        let y = model.wire_node("conv", conv, &[x, k, b]).unwrap();
+        model.select_output_outlets(&y).unwrap();
+
+        let input: Vec<f32> = (0..c * h * w).map(|i| (i as f32 * 0.11).cos()).collect();
+        let input = tract_ndarray::Array4::from_shape_vec((1, c, h, w), input).unwrap();
+        let plain = model.clone().into_runnable().unwrap();
+        let want = plain
+            .run(tvec!(input.clone().into_tensor().into_tvalue()))
+            .unwrap();
+        let transposed = transposed_hw(&model).unwrap().into_runnable().unwrap();
+        let xt = input
+            .permuted_axes([0, 1, 3, 2])
+            .as_standard_layout()
+            .into_owned();
+        let got = transposed
+            .run(tvec!(xt.into_tensor().into_tvalue()))
+            .unwrap();
+        let want = want[0].to_plain_array_view::<f32>().unwrap();
+        let got = got[0].to_plain_array_view::<f32>().unwrap();
+        let got = got.permuted_axes(&[0, 1, 3, 2][..]);
+        assert_eq!(want.shape(), got.shape());
+        for (p, q) in want.iter().zip(got.iter()) {
+            assert!((p - q).abs() < 1e-5, "{p} vs {q}");
         }
     }
 }

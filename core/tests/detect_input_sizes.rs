@@ -234,3 +234,109 @@ fn upsampling_deconvolutions_run_as_nearest_upsampling() {
         assert_eq!(det.run_any_size(x).unwrap(), plain, "{h}x{w}");
     }
 }
+
+/// The detector run through its transposed graph (`Model::run_transposed`, what `DetectParams::transpose_tall`
+/// uses for tall tiles) gives the plain run's outputs up to float rounding, at tall, wide and square sizes, and
+/// keeps its transposed plans apart from the plain ones.
+#[test]
+fn transposed_runs_give_the_plain_outputs() {
+    let det = detector_model();
+    for (h, w) in [(512, 288), (512, 32), (352, 160), (512, 512), (160, 512)] {
+        let x = input(h, w, 3);
+        let plain = det.run_any_size(x.clone()).unwrap();
+        let transposed = det.run_transposed(x).unwrap();
+        assert_eq!(shapes(&transposed), shapes(&plain), "{h}x{w}");
+        let mut worst = 0f32;
+        for (a, b) in plain.iter().zip(&transposed) {
+            let (a, b) = (
+                a.to_plain_array_view::<f32>().unwrap(),
+                b.to_plain_array_view::<f32>().unwrap(),
+            );
+            for (p, q) in a.iter().zip(b.iter()) {
+                worst = worst.max((p - q).abs());
+            }
+        }
+        println!("{h}x{w}: max abs difference {worst:e}");
+        assert!(worst <= 1e-4, "{h}x{w}: {worst}");
+        // Not a plain plan of the transposed shape: that would compute another function.
+        assert!(!det.cached_shapes().contains(&(w, h)) || (h, w) == (w, h) || h == 512 && w == 512);
+    }
+}
+
+#[test]
+fn transposed_runs_check_their_input() {
+    let set = ModelSet::bundled().unwrap();
+    for shape in [
+        vec![1usize, 3, 100, 512],
+        vec![1, 3, 544, 512],
+        vec![1, 1, 512, 288],
+        vec![1, 3, 512],
+    ] {
+        let x = Tensor::zero::<f32>(&shape).unwrap();
+        match set.detector.run_transposed(x) {
+            Err(ScanError::Inference { stage, .. }) => assert_eq!(stage, "detector", "{shape:?}"),
+            other => panic!("{shape:?}: {other:?}"),
+        }
+    }
+    // Only the detector has two variable sides.
+    assert!(set
+        .ocr
+        .run_transposed(Tensor::zero::<f32>(&[1, 1, 48, 160]).unwrap())
+        .is_err());
+    assert!(set
+        .classifier
+        .run_transposed(Tensor::zero::<f32>(&[1, 3, 96, 160]).unwrap())
+        .is_err());
+}
+
+/// Tall tiles (`DetectParams::transpose_tall`, the default) give the detections of the plain runs on the fixture
+/// scenes: the same boxes up to float rounding.
+#[test]
+fn transposed_tall_tiles_give_the_same_detections() {
+    let model = detector_model();
+    let transposed = Detector::new(&model).unwrap();
+    let plain = Detector::with_params(
+        &model,
+        DetectParams {
+            transpose_tall: false,
+            ..DetectParams::default()
+        },
+    )
+    .unwrap();
+    let (mut tall, mut total, mut same) = (0usize, 0usize, 0usize);
+    for scene in fixture_support::scenes() {
+        let image = scene.image();
+        let crop = scene.truth().padded_canvas(0.04);
+        let (a, dbg) = transposed.run_debug(&image, crop).unwrap();
+        let b = plain.run(&image, crop).unwrap();
+        tall += dbg
+            .tiles
+            .iter()
+            .filter(|t| t.letterbox.input_h > t.letterbox.input_w)
+            .count();
+        total += b.len();
+        same += b
+            .iter()
+            .filter(|d| {
+                a.iter().any(|x| {
+                    x.class == d.class
+                        && x.bbox.iou(&d.bbox) > 0.99
+                        && (x.score - d.score).abs() < 1e-3
+                })
+            })
+            .count();
+        assert!(
+            (a.len() as i64 - b.len() as i64).abs() <= 1,
+            "{}: {} against {}",
+            scene.name,
+            a.len(),
+            b.len()
+        );
+    }
+    println!("tall tiles {tall}; plain detections {total}, {same} the same");
+    assert!(
+        tall > 0,
+        "no tall tile in the fixtures: the test tests nothing"
+    );
+    assert!(same as f64 >= 0.995 * total as f64, "{same}/{total}");
+}

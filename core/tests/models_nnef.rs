@@ -133,3 +133,23 @@ fn the_nnef_ocr_trims_its_padding_columns() {
     let diff = max_abs_diff(&got, &want);
     assert!(diff <= 1e-4, "{diff}");
 }
+
+/// The NNEF detector also runs through its transposed graph (`Model::run_transposed`, used for tall tiles), with
+/// the ONNX model's outputs up to float rounding.
+#[test]
+fn the_nnef_detector_runs_transposed() {
+    let set = ModelSet::bundled().expect("bundled NNEF models load");
+    let det = set.get(ModelKind::Detector);
+    let x = input(&[1, 3, 512, 288]);
+    let got = det.run_transposed(x.clone()).unwrap();
+    let want = onnx_outputs(ModelKind::Detector, &x);
+    assert_eq!(got.len(), want.len());
+    for (name, (g, w)) in ModelKind::Detector
+        .output_names()
+        .iter()
+        .zip(got.iter().zip(&want))
+    {
+        let d = max_abs_diff(g, w);
+        assert!(d <= 1e-4, "{name}: max |transposed NNEF − ONNX| = {d}");
+    }
+}
