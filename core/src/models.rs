@@ -579,6 +579,27 @@ fn upsample_copying_deconvs(model: &mut TypedModel) -> TractResult<()> {
     Ok(())
 }
 
+/// `t` (float32, rank ≥ 2) with its last two axes exchanged, in standard layout.
+fn swap_last_axes(t: &Tensor) -> TractResult<Tensor> {
+    let shape = t.shape();
+    let rank = shape.len();
+    if rank < 2 {
+        tract_nnef::internal::bail!("rank {rank}, expected at least 2");
+    }
+    let (h, w) = (shape[rank - 2], shape[rank - 1]);
+    let plain = t.try_as_plain_ram()?;
+    let data = plain.as_slice::<f32>()?;
+    let mut out = Vec::with_capacity(data.len());
+    for plane in data.chunks_exact((h * w).max(1)) {
+        for x in 0..w {
+            out.extend((0..h).map(|y| plane[y * w + x]));
+        }
+    }
+    let mut dims = shape.to_vec();
+    dims.swap(rank - 2, rank - 1);
+    Tensor::from_shape(&dims, &out)
+}
+
 /// `model`, a decluttered NCHW graph for the input `[1, C, H, W]`, rebuilt for the input `[1, C, W, H]` so that
 /// it computes the same function of the transposed image: `transposed_hw(M)(xᵀ) = M(x)ᵀ`, where `ᵀ` exchanges the
 /// two spatial axes of every tensor. Every convolution and transposed convolution keeps its op with its kernel's
@@ -632,7 +653,7 @@ fn transposed_hw(model: &TypedModel) -> TractResult<TypedModel> {
     }
 
     // The kernel's spatial axes of every constant read as a convolution's kernel (slot 1).
-    let mut kernels: HashMap<OutletId, (usize, usize)> = HashMap::new();
+    let mut kernels: Vec<(OutletId, (usize, usize))> = Vec::new();
     // The constant operands of the einsums that carry the image's spatial axes (the last two) through untouched,
     // tract's form of a 1 × 1 convolution (`IHW,OI->OHW`): they share no axis with those.
     let mut einsum_operands: Vec<InletId> = Vec::new();
@@ -682,7 +703,7 @@ fn transposed_hw(model: &TypedModel) -> TractResult<TypedModel> {
         let Some(&kernel) = node.inputs.get(1) else {
             tract_nnef::internal::bail!("{}: a convolution without a kernel input", node.name);
         };
-        kernels.insert(kernel, hw);
+        kernels.push((kernel, hw));
     }
     let is_conv = |inlet: &InletId| {
         let node = model.node(inlet.node);
@@ -690,10 +711,21 @@ fn transposed_hw(model: &TypedModel) -> TractResult<TypedModel> {
     };
 
     let mut out = TypedModel::default();
-    let mut map: HashMap<OutletId, OutletId> = HashMap::new();
+    // The new outlets of each old node, by node id.
+    let mut map: Vec<TVec<OutletId>> = vec![tvec!(); model.nodes().len()];
+    let mapped = |map: &[TVec<OutletId>], o: &OutletId| {
+        map.get(o.node)
+            .and_then(|outlets| outlets.get(o.slot))
+            .copied()
+            .ok_or_else(|| tract_nnef::internal::format_err!("node {} is not wired yet", o.node))
+    };
     for id in model.eval_order()? {
         let node = model.node(id);
-        let inputs: TVec<OutletId> = node.inputs.iter().map(|i| map[i]).collect();
+        let inputs: TVec<OutletId> = node
+            .inputs
+            .iter()
+            .map(|i| mapped(&map, i))
+            .collect::<TractResult<_>>()?;
         let wired: TVec<OutletId> = if let Some(source) = node.op_as::<TypedSource>() {
             let mut dims: TVec<TDim> = source.fact.shape.to_tvec();
             if dims.len() != 4 {
@@ -712,7 +744,11 @@ fn transposed_hw(model: &TypedModel) -> TractResult<TypedModel> {
                 tract_nnef::internal::format_err!("{}: constant without a value", node.name)
             })?;
             let uses = model.outlet_successors(outlet);
-            let value = if let Some(&(h, w)) = kernels.get(&outlet) {
+            let kernel = kernels
+                .iter()
+                .find(|(k, _)| *k == outlet)
+                .map(|(_, hw)| *hw);
+            let value = if let Some((h, w)) = kernel {
                 if !uses.iter().all(|u| is_conv(u) && u.slot == 1) {
                     tract_nnef::internal::bail!(
                         "{}: a kernel also read as something else",
@@ -742,36 +778,39 @@ fn transposed_hw(model: &TypedModel) -> TractResult<TypedModel> {
                 value
             };
             tvec!(out.add_const(&node.name, value)?)
-        } else if let Some(conv) = node.op_as::<Conv>() {
-            let op = Conv {
-                pool_spec: swap_spec(&conv.pool_spec)?,
-                ..conv.clone()
-            };
-            out.wire_node(&node.name, op, &inputs)?
-        } else if let Some(deconv) = node.op_as::<Deconv>() {
-            let op = Deconv {
-                pool_spec: swap_spec(&deconv.pool_spec)?,
-                adjustments: deconv.adjustments.iter().rev().copied().collect(),
-                ..deconv.clone()
-            };
-            out.wire_node(&node.name, op, &inputs)?
-        } else if node.op_is::<TypedBinOp>()
-            || node.op_is::<ElementWiseOp>()
-            || node.op_is::<EinSum>()
-        {
-            out.wire_node(&node.name, node.op.clone(), &inputs)?
         } else {
-            tract_nnef::internal::bail!(
-                "{}: op {} is not known to commute with a transposition",
-                node.name,
-                node.op.name()
-            );
+            let op: Box<dyn TypedOp> = if let Some(conv) = node.op_as::<Conv>() {
+                Box::new(Conv {
+                    pool_spec: swap_spec(&conv.pool_spec)?,
+                    ..conv.clone()
+                })
+            } else if let Some(deconv) = node.op_as::<Deconv>() {
+                Box::new(Deconv {
+                    pool_spec: swap_spec(&deconv.pool_spec)?,
+                    adjustments: deconv.adjustments.iter().rev().copied().collect(),
+                    ..deconv.clone()
+                })
+            } else if node.op_is::<TypedBinOp>()
+                || node.op_is::<ElementWiseOp>()
+                || node.op_is::<EinSum>()
+            {
+                node.op.clone()
+            } else {
+                tract_nnef::internal::bail!(
+                    "{}: op {} is not known to commute with a transposition",
+                    node.name,
+                    node.op.name()
+                );
+            };
+            out.wire_node(&node.name, op, &inputs)?
         };
-        for (slot, outlet) in wired.into_iter().enumerate() {
-            map.insert(OutletId::new(id, slot), outlet);
-        }
+        map[id] = wired;
     }
-    let outputs: Vec<OutletId> = model.output_outlets()?.iter().map(|o| map[o]).collect();
+    let outputs: Vec<OutletId> = model
+        .output_outlets()?
+        .iter()
+        .map(|o| mapped(&map, o))
+        .collect::<TractResult<_>>()?;
     out.select_output_outlets(&outputs)?;
     for (old, new) in model.output_outlets()?.iter().zip(&outputs) {
         if let Some(label) = model.outlet_label(*old) {
@@ -1011,16 +1050,7 @@ impl Model {
                 .and_then(finish)
                 .map_err(|e| ScanError::inference(stage, e))
         })?;
-        let swap = |t: Tensor| -> Result<Tensor, ScanError> {
-            let view = t
-                .to_plain_array_view::<f32>()
-                .map_err(|e| ScanError::inference(stage, e))?;
-            Ok(view
-                .permuted_axes(&[0, 1, 3, 2][..])
-                .as_standard_layout()
-                .into_owned()
-                .into_tensor())
-        };
+        let swap = |t: Tensor| swap_last_axes(&t).map_err(|e| ScanError::inference(stage, e));
         self.run_on(&plan, swap(input)?)?
             .into_iter()
             .map(swap)
