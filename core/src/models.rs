@@ -604,8 +604,10 @@ fn swap_last_axes(t: &Tensor) -> TractResult<Tensor> {
 /// it computes the same function of the transposed image: `transposed_hw(M)(xᵀ) = M(x)ᵀ`, where `ᵀ` exchanges the
 /// two spatial axes of every tensor. Every convolution and transposed convolution keeps its op with its kernel's
 /// spatial axes exchanged and its kernel shape, strides, dilations, padding and adjustments swapped; element-wise
-/// and broadcasting binary ops are kept as they are. Any other op, a layout other than NCHW, or a constant that
-/// is neither a kernel nor a bias and has a spatial extent is an error: the rewrite would change the function.
+/// ops, broadcasting binary ops and the einsums that carry the spatial axes through untouched (tract's 1 × 1
+/// convolutions) are kept as they are. Any other op, a layout other than channels first (NCHW, or CHW once
+/// tract has dropped the batch axis), or a constant that would broadcast over the image (and is no kernel, bias or
+/// such einsum operand) is an error: the rewrite would change the function.
 ///
 /// Why: tract 0.23's depthwise convolution walks the longest axis of each output zone in its inner loop, and only
 /// an inner loop along W (stride 1) reaches its vector kernel; on a taller-than-wide input the whole zone takes the

@@ -241,10 +241,13 @@ fn upsampling_deconvolutions_run_as_nearest_upsampling() {
 #[test]
 fn transposed_runs_give_the_plain_outputs() {
     let det = detector_model();
+    // A transposed run builds no plain plan, neither for its own shape nor for the transposed one.
+    det.run_transposed(input(512, 288, 3)).unwrap();
+    assert_eq!(det.cached_shapes(), Vec::<(usize, usize)>::new());
     for (h, w) in [(512, 288), (512, 32), (352, 160), (512, 512), (160, 512)] {
         let x = input(h, w, 3);
-        let plain = det.run_any_size(x.clone()).unwrap();
-        let transposed = det.run_transposed(x).unwrap();
+        let transposed = det.run_transposed(x.clone()).unwrap();
+        let plain = det.run_any_size(x).unwrap();
         assert_eq!(shapes(&transposed), shapes(&plain), "{h}x{w}");
         let mut worst = 0f32;
         for (a, b) in plain.iter().zip(&transposed) {
@@ -258,8 +261,6 @@ fn transposed_runs_give_the_plain_outputs() {
         }
         println!("{h}x{w}: max abs difference {worst:e}");
         assert!(worst <= 1e-4, "{h}x{w}: {worst}");
-        // Not a plain plan of the transposed shape: that would compute another function.
-        assert!(!det.cached_shapes().contains(&(w, h)) || (h, w) == (w, h) || h == 512 && w == 512);
     }
 }
 
