@@ -579,27 +579,6 @@ fn upsample_copying_deconvs(model: &mut TypedModel) -> TractResult<()> {
     Ok(())
 }
 
-/// `t` (float32, rank ≥ 2) with its last two axes exchanged, in standard layout.
-fn swap_last_axes(t: &Tensor) -> TractResult<Tensor> {
-    let shape = t.shape();
-    let rank = shape.len();
-    if rank < 2 {
-        tract_nnef::internal::bail!("rank {rank}, expected at least 2");
-    }
-    let (h, w) = (shape[rank - 2], shape[rank - 1]);
-    let plain = t.try_as_plain_ram()?;
-    let data = plain.as_slice::<f32>()?;
-    let mut out = Vec::with_capacity(data.len());
-    for plane in data.chunks_exact((h * w).max(1)) {
-        for x in 0..w {
-            out.extend((0..h).map(|y| plane[y * w + x]));
-        }
-    }
-    let mut dims = shape.to_vec();
-    dims.swap(rank - 2, rank - 1);
-    Tensor::from_shape(&dims, &out)
-}
-
 /// `model`, a decluttered NCHW graph for the input `[1, C, H, W]`, rebuilt for the input `[1, C, W, H]` so that
 /// it computes the same function of the transposed image: `transposed_hw(M)(xᵀ) = M(x)ᵀ`, where `ᵀ` exchanges the
 /// two spatial axes of every tensor. Every convolution and transposed convolution keeps its op with its kernel's
@@ -1006,18 +985,20 @@ impl Model {
     /// detector's at `[1, ·, H/4, W/4]`, the OCR's at `[1, W/4, classes]`). Any other shape, a fixed-size model or
     /// a tract failure is [`ScanError::Inference`] naming the model.
     pub fn run_any_size(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
-        let shape = input.shape();
-        let c = self.kind.input_chw()[0];
-        let (h, w) = match *shape {
-            [1, ch, h, w] if ch == c => (h, w),
-            _ => {
-                return Err(ScanError::Inference {
-                    stage: self.kind.name(),
-                    message: format!("input shape {shape:?}, expected [1, {c}, H, W]"),
-                })
-            }
-        };
+        let (h, w) = self.input_hw(&input)?;
         self.run_on(&self.plan_for(h, w)?, input)
+    }
+
+    /// `(H, W)` of an input `[1, C, H, W]` with this model's C, else [`ScanError::Inference`].
+    fn input_hw(&self, input: &Tensor) -> Result<(usize, usize), ScanError> {
+        let c = self.kind.input_chw()[0];
+        match *input.shape() {
+            [1, ch, h, w] if ch == c => Ok((h, w)),
+            ref shape => Err(ScanError::Inference {
+                stage: self.kind.name(),
+                message: format!("input shape {shape:?}, expected [1, {c}, H, W]"),
+            }),
+        }
     }
 
     /// [`Model::run_any_size`] for the detector, through the graph with its spatial axes exchanged
@@ -1030,15 +1011,7 @@ impl Model {
     pub fn run_transposed(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
         let stage = self.kind.name();
         let [c, _, _] = self.kind.input_chw();
-        let (h, w) = match *input.shape() {
-            [1, ch, h, w] if ch == c => (h, w),
-            ref shape => {
-                return Err(ScanError::Inference {
-                    stage,
-                    message: format!("input shape {shape:?}, expected [1, {c}, H, W]"),
-                })
-            }
-        };
+        let (h, w) = self.input_hw(&input)?;
         let shapes = self.variable_shapes(h, w)?;
         if self.kind.variable_sides() != (true, true) {
             return Err(ScanError::Inference {
@@ -1052,7 +1025,10 @@ impl Model {
                 .and_then(finish)
                 .map_err(|e| ScanError::inference(stage, e))
         })?;
-        let swap = |t: Tensor| swap_last_axes(&t).map_err(|e| ScanError::inference(stage, e));
+        let swap = |t: Tensor| {
+            t.permute_axes(&[0, 1, 3, 2])
+                .map_err(|e| ScanError::inference(stage, e))
+        };
         self.run_on(&plan, swap(input)?)?
             .into_iter()
             .map(swap)

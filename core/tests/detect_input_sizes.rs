@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use netron_ocr_core::detect::{self, DetectParams, Detection, Detector, Letterbox};
+use netron_ocr_core::detect::{self, DetectDebug, DetectParams, Detection, Detector, Letterbox};
 use netron_ocr_core::frame;
 use netron_ocr_core::models::{Model, ModelKind, ModelSet, HW_MULTIPLE, MAX_SHAPE_PLANS};
 use netron_ocr_core::ScanError;
@@ -178,25 +178,50 @@ fn trimmed_heatmap_matches_the_square_one_far_from_the_edge() {
     assert!(worst < 0.01, "{worst}");
 }
 
+/// One fixture scene run by the default detector and by a variant, on the truth canvas padded by 4%.
+struct FixtureRuns {
+    scene: String,
+    default: Vec<Detection>,
+    debug: DetectDebug,
+    variant: Vec<Detection>,
+}
+
+/// [`FixtureRuns`] of every fixture scene, the variant with `params`.
+fn default_and_variant_on_fixtures(params: DetectParams) -> Vec<FixtureRuns> {
+    let model = detector_model();
+    let default = Detector::new(&model).unwrap();
+    let variant = Detector::with_params(&model, params).unwrap();
+    fixture_support::scenes()
+        .into_iter()
+        .map(|scene| {
+            let image = scene.image();
+            let crop = scene.truth().padded_canvas(0.04);
+            let (detections, debug) = default.run_debug(&image, crop).unwrap();
+            FixtureRuns {
+                default: detections,
+                debug,
+                variant: variant.run(&image, crop).unwrap(),
+                scene: scene.name,
+            }
+        })
+        .collect()
+}
+
 /// On every fixture scene, the trimmed detector finds what the 512 × 512 one found.
 #[test]
 fn trimmed_detections_agree_with_the_square_input() {
-    let model = detector_model();
-    let trimmed = Detector::new(&model).unwrap();
-    let square = Detector::with_params(
-        &model,
-        DetectParams {
-            pad_to_max: true,
-            ..DetectParams::default()
-        },
-    )
-    .unwrap();
+    let square = DetectParams {
+        pad_to_max: true,
+        ..DetectParams::default()
+    };
     let (mut total, mut matched, mut extra) = (0usize, 0usize, 0usize);
-    for scene in fixture_support::scenes() {
-        let image = scene.image();
-        let crop = scene.truth().padded_canvas(0.04);
-        let (a, dbg) = trimmed.run_debug(&image, crop).unwrap();
-        let b: Vec<Detection> = square.run(&image, crop).unwrap();
+    for FixtureRuns {
+        default: a,
+        debug: dbg,
+        variant: b,
+        ..
+    } in default_and_variant_on_fixtures(square)
+    {
         assert!(dbg
             .tiles
             .iter()
@@ -294,22 +319,18 @@ fn transposed_runs_check_their_input() {
 /// scenes: the same boxes up to float rounding.
 #[test]
 fn transposed_tall_tiles_give_the_same_detections() {
-    let model = detector_model();
-    let transposed = Detector::new(&model).unwrap();
-    let plain = Detector::with_params(
-        &model,
-        DetectParams {
-            transpose_tall: false,
-            ..DetectParams::default()
-        },
-    )
-    .unwrap();
+    let plain = DetectParams {
+        transpose_tall: false,
+        ..DetectParams::default()
+    };
     let (mut tall, mut total, mut same) = (0usize, 0usize, 0usize);
-    for scene in fixture_support::scenes() {
-        let image = scene.image();
-        let crop = scene.truth().padded_canvas(0.04);
-        let (a, dbg) = transposed.run_debug(&image, crop).unwrap();
-        let b = plain.run(&image, crop).unwrap();
+    for FixtureRuns {
+        scene,
+        default: a,
+        debug: dbg,
+        variant: b,
+    } in default_and_variant_on_fixtures(plain)
+    {
         tall += dbg
             .tiles
             .iter()
@@ -328,8 +349,7 @@ fn transposed_tall_tiles_give_the_same_detections() {
             .count();
         assert!(
             (a.len() as i64 - b.len() as i64).abs() <= 1,
-            "{}: {} against {}",
-            scene.name,
+            "{scene}: {} against {}",
             a.len(),
             b.len()
         );
