@@ -44,10 +44,14 @@
 //! Trunk and head ([`Model::run_padded`]): the OCR is also kept cut where its convolutional trunk ends, so that
 //! a crop's trunk runs only over its text and some padding, and the recurrent head over all 80 steps.
 //!
-//! Optimization: each plan is the decluttered typed graph with one rewrite of ours, then tract's codegen: the
-//! detector's ×2 upsamplings, stored as transposed convolutions of ones, become tract's nearest upsampling
-//! (`upsample_copying_deconvs`; the same outputs, bit for bit, `core/tests/detect_input_sizes.rs`), 2–5% less
-//! detector time (`core/examples/upsample_timing.rs`).
+//! Optimization: each plan is the decluttered typed graph with two rewrites of ours, then tract's codegen:
+//! - the detector's ×2 upsamplings, stored as transposed convolutions of ones, become tract's nearest upsampling
+//!   (`upsample_copying_deconvs`; the same outputs, bit for bit, `core/tests/detect_input_sizes.rs`), 2–5% less
+//!   detector time (`core/examples/upsample_timing.rs`);
+//! - some convolutions are lowered otherwise than tract would (`conv_lowerings`, [`SMALL_CONV_INPUTS`]): those
+//!   with many inputs per output point never as tract's direct spatial convolution, and small ones that tract
+//!   would run through a lazy im2col through an eager one. The same outputs up to float rounding; per run, 10%
+//!   less OCR time at 320 columns, 20% less classifier time (`BENCHMARKS.md`, session 43).
 //!
 //! Integrity: `core/build.rs` reads the line `SHA-256: <64 hex>` of every `models/<name>.MODEL.md` into a
 //! manifest ([`MANIFEST`]); every load (bundled bytes or files from a directory) hashes the model bytes and
@@ -73,7 +77,9 @@ use thiserror::Error;
 compile_error!("netron-ocr-core needs a model format: cargo feature `onnx` (default) or `nnef`");
 
 use tract_nnef::prelude::*;
-use tract_nnef::tract_core::ops::cnn::Deconv;
+use tract_nnef::tract_core::knobs::KnobScope;
+use tract_nnef::tract_core::ops::cnn::conv::DirectSpatialConv;
+use tract_nnef::tract_core::ops::cnn::{Conv, Deconv};
 use tract_nnef::tract_core::ops::nn::{DataFormat, NearestUpsample};
 #[cfg(feature = "onnx")]
 use tract_onnx::prelude::{InferenceModel, InferenceModelExt};
@@ -493,6 +499,7 @@ fn declutter(model: Parsed, chw: [usize; 3]) -> TractResult<TypedModel> {
 /// Our rewrites and tract's codegen on a decluttered graph.
 fn finish(mut typed: TypedModel) -> TractResult<Arc<TypedRunnableModel>> {
     upsample_copying_deconvs(&mut typed)?;
+    conv_lowerings(&mut typed)?;
     typed.optimize()?;
     typed.into_runnable()
 }
@@ -575,6 +582,57 @@ fn upsample_copying_deconvs(model: &mut TypedModel) -> TractResult<()> {
     }
     for patch in patches {
         patch.apply(model)?;
+    }
+    Ok(())
+}
+
+/// Most inputs per output point (input channels × kernel taps) of a convolution that tract may run as its
+/// `DirectSpatialConv` (tract itself takes up to 576), and most for which `conv_lowerings` (below) replaces tract's
+/// lazy im2col by an eager one. Measured on this project's models (tract 0.23.9, one core, thread CPU per node,
+/// `core/examples/op_profile.rs`, session 43): the direct convolution wins on the stems, 9 and 27 inputs (OCR
+/// 0.05 against 0.16 ms, detector 1.5 against 6.2 ms at 288 × 512), and loses from 144 up (the OCR's second
+/// convolution 0.94 against 0.63 ms at 320 columns, the cropper's head convolutions 0.68 against 0.26 ms for
+/// the four); where a stem cannot run directly (an output row under 128 points), the eager im2col beats the lazy
+/// one (classifier 0.55 against 0.25 ms, detector at 160 × 224 0.88 against 0.46 ms), and from 144 inputs up it
+/// loses to it (OCR 4.3 against 4.9 ms a run).
+pub const SMALL_CONV_INPUTS: usize = 64;
+
+/// Lowers the group-1 float convolutions whose best lowering, on this project's models, is not tract's own
+/// choice ([`SMALL_CONV_INPUTS`]), before the codegen of the rest of the graph: one with more inputs per output
+/// point the way tract's codegen does with its direct spatial convolution switched off (the knob that switches
+/// it off applies to a whole optimization; this makes it one node's choice), and one with fewer that tract would
+/// not run directly as an eager im2col and a matrix product. The same function, other rounding.
+fn conv_lowerings(model: &mut TypedModel) -> TractResult<()> {
+    let no_direct = KnobScope::new([("TRACT_DISABLE_DIRECT_SPATIAL", "true")])?;
+    for id in model.eval_order()? {
+        let node = &model.nodes()[id];
+        let Some(conv) = node.op_as::<Conv>() else {
+            continue;
+        };
+        let taps: usize = conv.pool_spec.kernel_shape.iter().product();
+        if conv.group != 1 || conv.q_params.is_some() || taps < 2 {
+            continue;
+        }
+        let patch = if conv.input_channels() * taps > SMALL_CONV_INPUTS {
+            no_direct.enter(|| conv.codegen(model, node))?
+        } else {
+            let own = conv.codegen(model, node)?;
+            let direct =
+                |p: &TypedModelPatch| p.nodes().iter().any(|n| n.op_is::<DirectSpatialConv>());
+            if own.as_ref().is_none_or(direct) {
+                continue;
+            }
+            let mut patch = TypedModelPatch::new("eager-im2col");
+            let inputs = patch.taps(model, &node.inputs)?;
+            // SAFETY: the inputs are this convolution's own (image, kernel, bias), as tract's codegen passes them.
+            let wire = unsafe { conv.wire_as_im2col_pair(&mut patch, &node.name, &inputs)? };
+            patch.shunt_outside(model, OutletId::new(id, 0), wire[0])?;
+            patch.obliterate(id)?;
+            Some(patch)
+        };
+        if let Some(patch) = patch {
+            patch.apply(model)?;
+        }
     }
     Ok(())
 }
@@ -1308,6 +1366,73 @@ mod tests {
         // Refused at the head, whose dense layer reads both spatial axes at once (an einsum summing over them).
         let err = transposed_hw(&typed).unwrap_err();
         assert!(format!("{err:#}").contains("head"), "{err:#}");
+    }
+
+    /// Our convolution lowerings (`conv_lowerings`) change the plan, not the function: on every bundled model, at
+    /// shapes that take each branch, the outputs equal those of tract's own lowerings up to float rounding, and
+    /// the plans differ where `SMALL_CONV_INPUTS` says (so the test fails if the rewrite does nothing).
+    #[cfg(feature = "bundled-models")]
+    #[test]
+    fn conv_lowerings_keep_each_models_outputs() {
+        let cases: [(ModelKind, &[u8], [usize; 3]); 5] = [
+            (ModelKind::Ocr, bundled::OCR, [1, 48, 320]),
+            (ModelKind::Ocr, bundled::OCR, [1, 48, 192]),
+            (ModelKind::Classifier, bundled::CLASSIFIER, [3, 96, 160]),
+            (ModelKind::Cropper, bundled::CROPPER, [3, 512, 512]),
+            (ModelKind::Detector, bundled::DETECTOR, [3, 160, 224]),
+        ];
+        let count = |plan: &TypedRunnableModel, op: &str| {
+            plan.model()
+                .nodes()
+                .iter()
+                .filter(|n| n.op().name() == op)
+                .count()
+        };
+        for (kind, bytes, chw) in cases {
+            let typed = declutter(parse(bytes).unwrap(), chw).unwrap();
+            let mut theirs = typed.clone();
+            upsample_copying_deconvs(&mut theirs).unwrap();
+            theirs.optimize().unwrap();
+            let theirs = theirs.into_runnable().unwrap();
+            let ours = finish(typed).unwrap();
+
+            // Each case takes a branch: fewer direct convolutions (over SMALL_CONV_INPUTS inputs), or fewer
+            // lazy im2cols (at most SMALL_CONV_INPUTS, not run directly).
+            let fewer = |op: &str| count(&ours, op) < count(&theirs, op);
+            assert!(
+                fewer("DirectSpatialConv") || fewer("LazyIm2col"),
+                "{kind:?} {chw:?}: the same lowerings as tract's"
+            );
+
+            let [c, h, w] = chw;
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            let input = tract_ndarray::Array4::from_shape_fn((1, c, h, w), |_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            })
+            .into_tensor();
+            let want = theirs.run(tvec!(input.clone().into_tvalue())).unwrap();
+            let got = ours.run(tvec!(input.into_tvalue())).unwrap();
+            assert_eq!(want.len(), got.len());
+            for (p, q) in want.iter().zip(&got) {
+                let (p, q) = (
+                    p.to_plain_array_view::<f32>().unwrap(),
+                    q.to_plain_array_view::<f32>().unwrap(),
+                );
+                assert_eq!(p.shape(), q.shape());
+                let scale = p.iter().fold(1f32, |m, v| m.max(v.abs()));
+                let diff = p
+                    .iter()
+                    .zip(q.iter())
+                    .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+                assert!(
+                    diff <= 1e-5 * scale,
+                    "{kind:?} {chw:?}: max abs difference {diff} (scale {scale})"
+                );
+            }
+        }
     }
 
     /// A graph of one depthwise 3 × 3 convolution with a non-symmetric kernel and stride (2, 1) computes, transposed
