@@ -50,8 +50,8 @@
 //!   detector time (`core/examples/upsample_timing.rs`);
 //! - some convolutions are lowered otherwise than tract would (`conv_lowerings`, [`SMALL_CONV_INPUTS`]): those
 //!   with many inputs per output point never as tract's direct spatial convolution, and small ones that tract
-//!   would run through a lazy im2col through an eager one. The same outputs up to float rounding; per run, 10%
-//!   less OCR time at 320 columns, 20% less classifier time (`BENCHMARKS.md`, session 43);
+//!   would not run directly (it takes a lazy im2col) through an eager im2col. The same outputs up to float
+//!   rounding; per run, 10% less OCR time at 320 columns, 20% less classifier time (`BENCHMARKS.md`, session 43);
 //! - a 2 × 2 max pool of stride 2 becomes a 2 × 1 pool over rows and a 1 × 2 pool over columns
 //!   (`split_square_max_pools`; the same outputs bit for bit), 4–5% less OCR time.
 //!
@@ -642,7 +642,7 @@ fn conv_lowerings(model: &mut TypedModel) -> TractResult<()> {
 
 /// Splits every unpadded 2 × 2, stride-2 max pool (the OCR's first) into a 2 × 1 pool over rows and a 1 × 2 pool
 /// over columns, each stride 2 along its axis: the same maximum of the same four values, so the same outputs bit
-/// for bit. tract 0.23.9 vectorises a pool along W only at stride 1 there; split, the row pool runs along
+/// for bit. tract 0.23.9's 2 × 2 pool vectorises along W only at stride 1; split, the row pool runs along
 /// contiguous rows and the column pool on half the data. Measured on the OCR (`core/examples/op_profile.rs`, one
 /// core, six alternating runs, session 43): the pool 0.21 → 0.10 ms, the whole run 3.43 → 3.30 ms at 320 columns
 /// and 2.41 → 2.29 ms at 224.
