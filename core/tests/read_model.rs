@@ -401,3 +401,40 @@ fn a_trimmed_trunk_gives_the_full_width_logits() {
     assert!(compared >= 40, "{compared}");
     assert!(worst <= 1e-4, "{worst}");
 }
+
+/// The recurrent heads run in batches (`Model::run_padded_heads`, up to `HEAD_BATCH` crops) give each crop the
+/// logits of its own `Model::run_padded`, bit for bit, and at the nominal width those of the whole model: 19 fixture
+/// crops, narrow and full width, so that there is a full batch and a partial one.
+#[test]
+fn batched_heads_give_each_crops_own_logits() {
+    let model = fixture_support::model(ModelKind::Ocr);
+    let a = Alphabet::bundled().unwrap();
+    let max_w = a.input_width as usize;
+    let mut inputs = Vec::new();
+    for (_, img, boxes, _, skew) in fixture_texts() {
+        for b in &boxes {
+            let (_, w) = text_crop(&img, b, &a, skew).unwrap();
+            let full = text_input(&img, b, &a, skew).unwrap();
+            let width = run_width(w, Some(48), max_w as u32) as usize;
+            // Every other crop at the nominal width, through the trunk and head as the narrow ones.
+            let width = if inputs.len() % 2 == 0 { width } else { max_w };
+            inputs.push(full.slice(3, 0, width).unwrap());
+        }
+    }
+    inputs.truncate(2 * netron_ocr_core::models::HEAD_BATCH + 3);
+    assert_eq!(inputs.len(), 19);
+    assert!(inputs.iter().any(|t| t.shape()[3] < max_w));
+    let trunks: Vec<_> = (inputs.iter())
+        .map(|t| model.run_padded_trunk(t.clone()).unwrap())
+        .collect();
+    let batched = model.run_padded_heads(&trunks).unwrap();
+    assert_eq!(batched.len(), inputs.len());
+    for (i, (input, got)) in inputs.iter().zip(&batched).enumerate() {
+        let alone = model.run_padded(input.clone()).unwrap();
+        assert_eq!(got, &alone, "crop {i}");
+        if input.shape()[3] == max_w {
+            let whole = model.run(input.clone()).unwrap().remove(0);
+            assert_eq!(got, &whole, "crop {i} at the nominal width");
+        }
+    }
+}
