@@ -291,8 +291,8 @@ impl TextReader {
 
     /// One crop per box, padded by `pad_fraction` × its height ([`text_crop_padded`]), at its [`run_width`], run
     /// through the model on [`ReadParams::threads`] threads: per box its greedy path and its log-softmax rows. With
-    /// a trimmed trunk ([`ReadParams::trim_margin`]) the crops' trunks run one by one and their recurrent heads
-    /// in batches ([`Model::run_padded_heads`]; the same logits as one by one).
+    /// a trimmed trunk ([`ReadParams::trim_margin`]) each crop's trunk runs alone and the recurrent heads in
+    /// batches ([`Model::run_padded_heads`]; the same logits as alone).
     fn read_crops(
         &self,
         image: &RgbImage,
@@ -331,7 +331,12 @@ impl TextReader {
         }
         let trunks =
             threads::map_in_order(threads, boxes, |b| self.model.run_padded_trunk(input(b)?))?;
-        let batches: Vec<&[PaddedTrunk]> = trunks.chunks(HEAD_BATCH).collect();
+        // As many batches as threads at least, so that a call's heads spread over its threads.
+        let batch = trunks
+            .len()
+            .div_ceil(threads::resolve(threads))
+            .clamp(1, HEAD_BATCH);
+        let batches: Vec<&[PaddedTrunk]> = trunks.chunks(batch).collect();
         let logits = threads::map_in_order(threads, &batches, |t| self.model.run_padded_heads(t))?;
         logits.into_iter().flatten().map(decode).collect()
     }
