@@ -6,13 +6,15 @@
 //! `netron-ocr-convert MODELS_DIR OUT_DIR` does the same for a model directory to load at run time.
 //!
 //! Contract of the NNEF graphs (each a plain, uncompressed tar):
-//! - the input is declared `[1, C, H, W]` float32 (batch 1: the core runs batch-1 plans, see its `models` module);
-//!   the detector's `H` and `W` are `32·h` and `32·w` with the symbols `h` and `w`, which the loader binds to the
-//!   tile size before optimizing;
+//! - the input is declared `[1, C, H, W]` float32 (batch 1: the core runs batch-1 plans, see its `models` module),
+//!   except the OCR's, `[N, 1, 48, 32·w]` with the symbol `N` ([`SYMBOL_BATCH`]), which the loader binds to 1, or
+//!   to the size of a batch of recurrent heads; the detector's `H` and `W` are `32·h` and `32·w` with the symbols
+//!   `h` and `w`, which the loader binds to the tile size before optimizing;
 //! - outputs keep their ONNX names (`proj_x`, `heatmap`, `logits`, …); ONNX metadata properties are dropped (with
 //!   them tract could not read its own NNEF of the OCR back; nothing reads them at run time);
-//! - the graph is typed, decluttered for the fixed-size models (the cropper's `Resize` becomes tract's nearest
-//!   upsampling), and written with tract's core extension only: the reader does not link the `tract_onnx` one.
+//! - the graph is typed, decluttered for the fixed-size models and the OCR (the cropper's `Resize` becomes tract's
+//!   nearest upsampling; undecluttered, the OCR's symbolic batch leaves a `StridedSlice` tract cannot write), and
+//!   written with tract's core extension only: the reader does not link the `tract_onnx` one.
 //!   tract cannot write that upsampling, nor some decluttered ops, with symbolic sizes, which is why the
 //!   detector (symbolic `h`, `w`) is written undecluttered and upsamples with a transposed convolution (the
 //!   core's loader turns it back into a nearest upsampling before optimizing, as it does for the ONNX file);
@@ -50,6 +52,9 @@ pub fn input_size(name: &str) -> Option<InputSize> {
     }
 }
 
+/// The symbol of the OCR's batch (the core binds it to 1, or to the batch of its recurrent heads).
+pub const SYMBOL_BATCH: &str = "N";
+
 /// The symbols of the detector's input height and width (`H = 32·h`, `W = 32·w`); the OCR's width is `32·w`.
 pub const SYMBOLS_HW: [&str; 2] = ["h", "w"];
 
@@ -73,7 +78,7 @@ pub fn onnx_to_nnef(name: &str, onnx: &[u8]) -> TractResult<Vec<u8>> {
             TDim::from(model.sym(SYMBOLS_HW[1])) * 32,
         ],
         InputSize::SymbolicWidth { channels, height } => tvec![
-            1.into(),
+            TDim::from(model.sym(SYMBOL_BATCH)),
             (channels as i64).into(),
             (height as i64).into(),
             TDim::from(model.sym(SYMBOLS_HW[1])) * 32,
@@ -82,7 +87,7 @@ pub fn onnx_to_nnef(name: &str, onnx: &[u8]) -> TractResult<Vec<u8>> {
     let mut typed = model
         .with_input_fact(0, f32::fact(shape).into())?
         .into_typed()?;
-    if matches!(size, InputSize::Fixed(_)) {
+    if matches!(size, InputSize::Fixed(_) | InputSize::SymbolicWidth { .. }) {
         typed = typed.into_decluttered()?;
     }
     typed.properties.clear();

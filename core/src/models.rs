@@ -45,7 +45,8 @@
 //! a crop's trunk runs only over its text and some padding, and the recurrent head over all 80 steps. The heads of
 //! several crops can run as one batch ([`Model::run_padded_trunk`], then [`Model::run_padded_heads`]; up to
 //! [`HEAD_BATCH`] crops, the same logits bit for bit), which halves their cost per crop: each recurrent step then
-//! multiplies a matrix instead of one vector per crop. The ONNX build only: the NNEF graphs have a batch of one.
+//! multiplies a matrix instead of one vector per crop. The NNEF OCR keeps its batch symbolic for this
+//! (`netron-ocr-convert`); an NNEF file converted with a fixed batch runs each head alone.
 //!
 //! Optimization: each plan is the decluttered typed graph with three rewrites of ours, then tract's codegen:
 //! - the detector's ×2 upsamplings, stored as transposed convolutions of ones, become tract's nearest upsampling
@@ -74,6 +75,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use sha2::{Digest, Sha256};
@@ -299,6 +301,8 @@ struct TrunkSplit {
     trunks: Mutex<PlanCache>,
     /// The head for batches of `n` crops, keyed by `(n, 0)`, 2 ≤ `n` ≤ [`HEAD_BATCH`].
     heads: Mutex<PlanCache>,
+    /// Set when a batched head could not be built: every head then runs alone.
+    unbatchable: AtomicBool,
 }
 
 /// One OCR input prepared by [`Model::run_padded_trunk`] for [`Model::run_padded_heads`].
@@ -364,6 +368,7 @@ fn trunk_split(mut typed: TypedModel, chw: [usize; 3]) -> TractResult<Option<Tru
         features: [n, c, h, w],
         trunks: Mutex::new(PlanCache::default()),
         heads: Mutex::new(PlanCache::default()),
+        unbatchable: AtomicBool::new(false),
     }))
 }
 
@@ -391,26 +396,14 @@ fn trunk_plan(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableMo
 }
 
 /// The OCR's head for a batch of `n` trunk outputs (the input `[n, C, H, W]` of `chw`).
-#[cfg(feature = "onnx")]
 fn head_plan(model: Parsed, n: usize, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableModel>> {
-    let [c, h, w] = chw;
-    let mut typed = model
-        .with_input_fact(0, f32::fact([n, c, h, w]).into())?
-        .into_typed()?
-        .into_decluttered()?;
-    let Some(cut) = trunk_cut(&typed, n, w / 4) else {
+    let mut typed = declutter_batch(model, n, chw)?;
+    let Some(cut) = trunk_cut(&typed, n, chw[2] / 4) else {
         tract_nnef::internal::bail!("no trunk to cut at batch {n}");
     };
     typed.set_input_outlets(&[cut])?;
     typed.compact()?;
     finish(typed)
-}
-
-/// NNEF graphs are converted with a batch of one (`netron-ocr-convert`): no batched head
-/// ([`Model::run_padded_heads`] runs each crop's alone there).
-#[cfg(not(feature = "onnx"))]
-fn head_plan(_: Parsed, n: usize, _: [usize; 3]) -> TractResult<Arc<TypedRunnableModel>> {
-    tract_nnef::internal::bail!("the NNEF graphs have a batch of one, not {n}")
 }
 
 /// The plans of a variable-size model for input shapes `(H, W)` other than the nominal one ([`Model::plan`]).
@@ -534,11 +527,16 @@ fn optimize(model: Parsed, chw: [usize; 3]) -> TractResult<Arc<TypedRunnableMode
 }
 
 /// The decluttered typed graph of `model` for the concrete input `[1, C, H, W]`.
-#[cfg(feature = "onnx")]
 fn declutter(model: Parsed, chw: [usize; 3]) -> TractResult<TypedModel> {
+    declutter_batch(model, 1, chw)
+}
+
+/// The decluttered typed graph of `model` for the concrete input `[N, C, H, W]`, `N` = `batch`.
+#[cfg(feature = "onnx")]
+fn declutter_batch(model: Parsed, batch: usize, chw: [usize; 3]) -> TractResult<TypedModel> {
     let [c, h, w] = chw;
     model
-        .with_input_fact(0, f32::fact([1, c, h, w]).into())?
+        .with_input_fact(0, f32::fact([batch, c, h, w]).into())?
         .into_typed()?
         .into_decluttered()
 }
@@ -552,15 +550,16 @@ fn finish(mut typed: TypedModel) -> TractResult<Arc<TypedRunnableModel>> {
     typed.into_runnable()
 }
 
-/// The decluttered typed graph of `model` for the concrete input `[1, C, H, W]`.
+/// The decluttered typed graph of `model` for the concrete input `[N, C, H, W]`, `N` = `batch` (more than one
+/// only for a graph whose batch is the symbol `N`: the OCR's, `netron-ocr-convert`'s `SYMBOL_BATCH`).
 #[cfg(not(feature = "onnx"))]
-fn declutter(model: Parsed, chw: [usize; 3]) -> TractResult<TypedModel> {
+fn declutter_batch(model: Parsed, batch: usize, chw: [usize; 3]) -> TractResult<TypedModel> {
     let [c, h, w] = chw;
     let mut subs = HashMap::new();
-    // The symbols `netron-ocr-convert` writes (its `SYMBOLS_HW`): H = 32·h, W = 32·w.
-    for (name, side) in [("h", h), ("w", w)] {
+    // The symbols `netron-ocr-convert` writes (its `SYMBOLS_HW` and `SYMBOL_BATCH`): H = 32·h, W = 32·w, N.
+    for (name, value) in [("h", h / HW_MULTIPLE), ("w", w / HW_MULTIPLE), ("N", batch)] {
         if let Some(symbol) = model.symbols.get(name) {
-            subs.insert(symbol, TDim::from((side / HW_MULTIPLE) as i64));
+            subs.insert(symbol, TDim::from(value as i64));
         }
     }
     let model = if subs.is_empty() {
@@ -568,10 +567,10 @@ fn declutter(model: Parsed, chw: [usize; 3]) -> TractResult<TypedModel> {
     } else {
         model.set_symbols(&subs)?
     };
-    let want: TVec<TDim> = tvec![1.into(), c.into(), h.into(), w.into()];
+    let want: TVec<TDim> = tvec![batch.into(), c.into(), h.into(), w.into()];
     let input = model.input_fact(0)?;
     if input.shape.to_tvec() != want {
-        tract_nnef::internal::bail!("input fact {input:?} is not [1, {c}, {h}, {w}]");
+        tract_nnef::internal::bail!("input fact {input:?} is not [{batch}, {c}, {h}, {w}]");
     }
     model.into_decluttered()
 }
@@ -1272,8 +1271,8 @@ impl Model {
 
     /// The second half of [`Model::run_padded`], for each of `trunks` in order: the heads run in batches of up to
     /// [`HEAD_BATCH`] crops, on a plan per batch size (built on first use and cached; a batch's outputs are
-    /// those of its crops run one by one, bit for bit). The NNEF build, whose graphs have a batch of one, runs each
-    /// head alone.
+    /// those of its crops run one by one, bit for bit). A graph whose batch cannot be changed (an NNEF file from
+    /// before the converter kept the OCR's batch symbolic) runs each head alone.
     pub fn run_padded_heads(&self, trunks: &[PaddedTrunk]) -> Result<Vec<Tensor>, ScanError> {
         let stage = self.kind.name();
         let features: Vec<&Tensor> = (trunks.iter())
@@ -1282,36 +1281,47 @@ impl Model {
                 Prepared::Done(_) => None,
             })
             .collect();
+        // One run of `plan` on the stacked `inputs`, cut back into one output per input.
+        let run = |plan: &Arc<TypedRunnableModel>,
+                   inputs: &[&Tensor]|
+         -> Result<Vec<Tensor>, ScanError> {
+            let input =
+                Tensor::stack_tensors(0, inputs).map_err(|e| ScanError::inference(stage, e))?;
+            let output = self.first_output(self.ordered(run_plan(
+                plan,
+                tvec!(input.into_tvalue()),
+                stage,
+            )?)?)?;
+            (0..inputs.len())
+                .map(|i| {
+                    output
+                        .slice(0, i, i + 1)
+                        .map_err(|e| ScanError::inference(stage, e))
+                })
+                .collect()
+        };
         let mut heads = Vec::with_capacity(features.len());
         if let Some((split, shapes)) = self.trunk.as_ref().zip(self.shapes.as_ref()) {
-            let batch = if cfg!(feature = "onnx") {
-                HEAD_BATCH
-            } else {
-                1
-            };
-            for chunk in features.chunks(batch) {
+            for chunk in features.chunks(HEAD_BATCH) {
                 let n = chunk.len();
-                let plan = if n == 1 {
-                    split.head.clone()
-                } else {
+                let batched = (n > 1 && !split.unbatchable.load(Ordering::Relaxed)).then(|| {
                     cached_plan(&split.heads, (n, 0), || {
                         head_plan(shapes.source.clone(), n, self.kind.input_chw())
                             .map_err(|e| ScanError::inference(stage, e))
-                    })?
-                };
-                let input =
-                    Tensor::stack_tensors(0, chunk).map_err(|e| ScanError::inference(stage, e))?;
-                let output = self.first_output(self.ordered(run_plan(
-                    &plan,
-                    tvec!(input.into_tvalue()),
-                    stage,
-                )?)?)?;
-                for i in 0..n {
-                    heads.push(
-                        output
-                            .slice(0, i, i + 1)
-                            .map_err(|e| ScanError::inference(stage, e))?,
-                    );
+                    })
+                });
+                match batched {
+                    Some(Ok(plan)) => heads.extend(run(&plan, chunk)?),
+                    failed => {
+                        // A graph whose batch is fixed at one (an NNEF file converted before the OCR's batch
+                        // was kept symbolic) runs each head alone, and is not asked again.
+                        if matches!(failed, Some(Err(_))) {
+                            split.unbatchable.store(true, Ordering::Relaxed);
+                        }
+                        for f in chunk {
+                            heads.extend(run(&split.head, &[f])?);
+                        }
+                    }
                 }
             }
         }

@@ -134,6 +134,43 @@ fn the_nnef_ocr_trims_its_padding_columns() {
     assert!(diff <= 1e-4, "{diff}");
 }
 
+/// The NNEF OCR's batch is the symbol `N` (`netron-ocr-convert`), so its recurrent heads run in batches too
+/// (`Model::run_padded_heads`): each crop gets the logits of its own `Model::run_padded`, bit for bit.
+#[test]
+fn the_nnef_ocr_runs_its_heads_in_batches() {
+    let set = ModelSet::bundled().expect("bundled NNEF models load");
+    let ocr = set.get(ModelKind::Ocr);
+    let inputs: Vec<Tensor> = (0..11)
+        .map(|k| {
+            let mut t = input(&[1, 1, 48, 320]);
+            {
+                let mut plain = t.try_as_plain_ram_mut().unwrap();
+                let data = plain.as_slice_mut::<f32>().unwrap();
+                for (i, row) in data.chunks_exact_mut(320).enumerate() {
+                    row[0] = (k * 48 + i) as f32 / 600.0;
+                    row[100 + 10 * k..].fill(0.3);
+                }
+            }
+            t.slice(3, 0, 192 + 32 * (k % 3)).unwrap()
+        })
+        .collect();
+    let trunks: Vec<_> = (inputs.iter())
+        .map(|t| ocr.run_padded_trunk(t.clone()).unwrap())
+        .collect();
+    let batched = ocr.run_padded_heads(&trunks).unwrap();
+    for (i, (t, got)) in inputs.iter().zip(&batched).enumerate() {
+        assert_eq!(got, &ocr.run_padded(t.clone()).unwrap(), "crop {i}");
+    }
+    // The converted graph's batch is free: its input is `[N, 1, 48, 32·w]`.
+    let bytes = netron_ocr_convert_output(ModelKind::Ocr);
+    let graph = tract_nnef::nnef().model_for_read(&mut &bytes[..]).unwrap();
+    let batch = graph.input_fact(0).unwrap().shape[0].clone();
+    assert!(
+        batch.to_i64().is_err(),
+        "the OCR's NNEF batch is {batch}, not a symbol"
+    );
+}
+
 /// The NNEF detector also runs through its transposed graph (`Model::run_transposed`, used for tall tiles), with
 /// the ONNX model's outputs up to float rounding.
 #[test]
