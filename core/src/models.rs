@@ -666,22 +666,34 @@ fn conv_lowerings(model: &mut TypedModel) -> TractResult<()> {
             let own = conv.codegen(model, node)?;
             let direct =
                 |p: &TypedModelPatch| p.nodes().iter().any(|n| n.op_is::<DirectSpatialConv>());
+            // tract's own lowering, when it runs directly, is applied now rather than computed again by the
+            // optimization below.
             if own.as_ref().is_none_or(direct) {
-                continue;
+                own
+            } else {
+                eager_im2col(model, node, conv)?
             }
-            let mut patch = TypedModelPatch::new("eager-im2col");
-            let inputs = patch.taps(model, &node.inputs)?;
-            // SAFETY: the inputs are this convolution's own (image, kernel, bias), as tract's codegen passes them.
-            let wire = unsafe { conv.wire_as_im2col_pair(&mut patch, &node.name, &inputs)? };
-            patch.shunt_outside(model, OutletId::new(id, 0), wire[0])?;
-            patch.obliterate(id)?;
-            Some(patch)
         };
         if let Some(patch) = patch {
             patch.apply(model)?;
         }
     }
     Ok(())
+}
+
+/// `node`'s convolution `conv` as an eager im2col and a matrix product (`Conv::wire_as_im2col_pair`).
+fn eager_im2col(
+    model: &TypedModel,
+    node: &TypedNode,
+    conv: &Conv,
+) -> TractResult<Option<TypedModelPatch>> {
+    let mut patch = TypedModelPatch::new("eager-im2col");
+    let inputs = patch.taps(model, &node.inputs)?;
+    // SAFETY: the inputs are this convolution's own (image, kernel, bias), as tract's codegen passes them.
+    let wire = unsafe { conv.wire_as_im2col_pair(&mut patch, &node.name, &inputs)? };
+    patch.shunt_outside(model, OutletId::new(node.id, 0), wire[0])?;
+    patch.obliterate(node.id)?;
+    Ok(Some(patch))
 }
 
 /// Splits every unpadded 2 × 2, stride-2 max pool (the OCR's first) into a 2 × 1 pool over rows and a 1 × 2 pool
