@@ -1324,10 +1324,11 @@ impl Model {
                 });
                 match batched {
                     Some(Ok(plan)) => heads.extend(run(&plan, chunk)?),
-                    failed => {
-                        // A graph whose batch is fixed at one (an NNEF file converted before the OCR's batch
-                        // was kept symbolic) runs each head alone, and is not asked again.
-                        if matches!(failed, Some(Err(_))) {
+                    alone => {
+                        // A single crop runs on the batch-1 head; so does each crop of a graph whose batch is
+                        // fixed at one (an NNEF file converted before the OCR's batch was kept symbolic), which
+                        // is not asked again.
+                        if matches!(alone, Some(Err(_))) {
                             split.unbatchable.store(true, Ordering::Relaxed);
                         }
                         for f in chunk {
