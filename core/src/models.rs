@@ -48,7 +48,7 @@
 //! multiplies a matrix instead of one vector per crop. The NNEF OCR keeps its batch symbolic for this
 //! (`netron-ocr-convert`); an NNEF file converted with a fixed batch runs each head alone.
 //!
-//! Optimization: each plan is the decluttered typed graph with three rewrites of ours, then tract's codegen:
+//! Optimization: each plan is the decluttered typed graph with four rewrites of ours, then tract's codegen:
 //! - the detector's ×2 upsamplings, stored as transposed convolutions of ones, become tract's nearest upsampling
 //!   (`upsample_copying_deconvs`; the same outputs, bit for bit, `core/tests/detect_input_sizes.rs`), 2–5% less
 //!   detector time (`core/examples/upsample_timing.rs`);
@@ -57,7 +57,11 @@
 //!   would not run directly (it takes a lazy im2col) through an eager im2col. The same outputs up to float
 //!   rounding; per run, 10% less OCR time at 320 columns, 20% less classifier time (`BENCHMARKS.md`, session 43);
 //! - a 2 × 2 max pool of stride 2 becomes a 2 × 1 pool over rows and a 1 × 2 pool over columns
-//!   (`split_square_max_pools`; the same outputs bit for bit), 4–5% less OCR time.
+//!   (`split_square_max_pools`; the same outputs bit for bit), 4–5% less OCR time;
+//! - a depthwise convolution of stride 2 along W runs at stride 1 along W, then every other column is kept
+//!   (`unstride_depthwise_columns`; the same outputs bit for bit): tract vectorises a depthwise convolution only
+//!   at stride 1, and the vector sums of twice the columns cost less than the scalar sums of half. Per run, 27%
+//!   less classifier time, 19% less cropper time, 14% less detector time (`BENCHMARKS.md`, session 44).
 //!
 //! Integrity: `core/build.rs` reads the line `SHA-256: <64 hex>` of every `models/<name>.MODEL.md` into a
 //! manifest ([`MANIFEST`]); every load (bundled bytes or files from a directory) hashes the model bytes and
@@ -546,6 +550,7 @@ fn finish(mut typed: TypedModel) -> TractResult<Arc<TypedRunnableModel>> {
     upsample_copying_deconvs(&mut typed)?;
     conv_lowerings(&mut typed)?;
     split_square_max_pools(&mut typed)?;
+    unstride_depthwise_columns(&mut typed)?;
     typed.optimize()?;
     typed.into_runnable()
 }
@@ -740,6 +745,131 @@ fn split_square_max_pools(model: &mut TypedModel) -> TractResult<()> {
         patch.apply(model)?;
     }
     Ok(())
+}
+
+/// Runs each depthwise convolution that strides along W at stride 1 along W, then keeps every `s`-th column
+/// ([`keep_columns::KeepColumns`]): the same sum of the same products in the same order for every column kept, so the same
+/// outputs bit for bit. tract 0.23.9 vectorises a depthwise convolution's inner loop (along W) only where its
+/// input stride is 1; at stride 2 each output is a scalar sum of its taps. Computing every column and dropping
+/// half costs twice the products but runs them eight to a vector. Only explicit padding is taken (a `Same`
+/// padding would change with the stride), and the rewrite is kept only where it gives the convolution's output
+/// shape. Measured per model in `BENCHMARKS.md` (session 44).
+fn unstride_depthwise_columns(model: &mut TypedModel) -> TractResult<()> {
+    for id in model.eval_order()? {
+        let node = &model.nodes()[id];
+        let Some(conv) = node.op_as::<Conv>() else {
+            continue;
+        };
+        let spec = &conv.pool_spec;
+        let float = model.outlet_fact(node.inputs[0])?.datum_type == f32::datum_type();
+        let depthwise = float
+            && conv.group > 1
+            && conv.group == spec.input_channels
+            && conv.group == spec.output_channels
+            && conv.q_params.is_none();
+        let explicit = matches!(spec.padding, PaddingSpec::Valid | PaddingSpec::Explicit(..));
+        let strides = spec.strides();
+        if !depthwise
+            || !explicit
+            || !matches!(spec.data_format, DataFormat::NCHW | DataFormat::CHW)
+            || spec.rank() != 2
+            || strides[1] < 2
+            || spec.dilations()[1] != 1
+        {
+            continue;
+        }
+        let mut unstrided = conv.clone();
+        unstrided.pool_spec.strides = Some(tvec![strides[0], 1]);
+        let mut patch = TypedModelPatch::new("unstride-depthwise-columns");
+        let inputs = patch.taps(model, &node.inputs)?;
+        let all = patch.wire_node(format!("{}.all_columns", node.name), unstrided, &inputs)?;
+        let stride = strides[1];
+        let kept = patch.wire_node(
+            format!("{}.kept_columns", node.name),
+            keep_columns::KeepColumns { stride },
+            &all,
+        )?;
+        if patch.outlet_fact(kept[0])?.shape != model.outlet_fact(OutletId::new(id, 0))?.shape {
+            continue;
+        }
+        patch.shunt_outside(model, OutletId::new(id, 0), kept[0])?;
+        patch.obliterate(id)?;
+        patch.apply(model)?;
+    }
+    Ok(())
+}
+
+/// [`keep_columns::KeepColumns`]: every `stride`-th column of a tensor.
+mod keep_columns {
+    use tract_nnef::internal::*;
+
+    /// Every `stride`-th column (the first, then every `stride`-th after it) of a float tensor: `[…, W]` →
+    /// `[…, ceil(W / stride)]`. tract's `Downsample` does the same for any axis, element by element through ndarray,
+    /// and took about a quarter of the time the depthwise convolutions saved (`unstride_depthwise_columns`).
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub(crate) struct KeepColumns {
+        pub(crate) stride: usize,
+    }
+
+    impl Op for KeepColumns {
+        fn name(&self) -> StaticName {
+            "KeepColumns".into()
+        }
+
+        fn info(&self) -> TractResult<Vec<String>> {
+            Ok(vec![format!("stride: {}", self.stride)])
+        }
+
+        op_as_typed_op!();
+    }
+
+    impl EvalOp for KeepColumns {
+        fn eval_out_of_plan(&self, inputs: TVec<TValue>) -> TractResult<Option<TVec<TValue>>> {
+            Ok(Some(self.eval(&EvalContext::out_of_plan(), inputs)?))
+        }
+
+        fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+            let input = args_1!(inputs);
+            let mut shape: TVec<usize> = input.shape().into();
+            let Some(w) = shape.last_mut() else {
+                bail!("KeepColumns on a scalar");
+            };
+            let (from, to) = (*w, w.div_ceil(self.stride));
+            *w = to;
+            let plain = input.try_as_plain_ram()?;
+            let src = plain.as_slice::<f32>()?;
+            if to == 0 {
+                return Ok(tvec!(Tensor::zero::<f32>(&shape)?.into_tvalue()));
+            }
+            // SAFETY: every element is written below: `to` per row, for every row.
+            let mut out = unsafe { Tensor::uninitialized::<f32>(&shape)? };
+            let mut plain = out.try_as_plain_ram_mut()?;
+            let kept_rows = plain.as_slice_mut::<f32>()?.chunks_exact_mut(to);
+            for (kept, row) in kept_rows.zip(src.chunks_exact(from)) {
+                for (x, v) in kept.iter_mut().enumerate() {
+                    *v = row[x * self.stride];
+                }
+            }
+            Ok(tvec!(out.into_tvalue()))
+        }
+    }
+
+    impl TypedOp for KeepColumns {
+        fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+            ensure!(
+                self.stride > 0
+                    && inputs[0].datum_type == f32::datum_type()
+                    && inputs[0].rank() > 0
+            );
+            let mut fact = inputs[0].without_value();
+            let w = fact.shape.len() - 1;
+            let to = fact.shape[w].clone().div_ceil(self.stride as u64);
+            fact.shape.set(w, to);
+            Ok(tvec!(fact))
+        }
+
+        as_op!();
+    }
 }
 
 /// `model`, a decluttered NCHW graph for the input `[1, C, H, W]`, rebuilt for the input `[1, C, W, H]` so that
@@ -1656,6 +1786,73 @@ mod tests {
                 want[0].to_plain_array_view::<f32>().unwrap(),
                 got[0].to_plain_array_view::<f32>().unwrap(),
                 "{chw:?}"
+            );
+        }
+    }
+
+    /// Running the strided depthwise convolutions at stride 1 along W and keeping every other column
+    /// (`unstride_depthwise_columns`) leaves every output of the classifier, the cropper and the detector (at two
+    /// tile sizes) the same bit for bit, and each plan has columns kept (so the test fails if nothing is rewritten).
+    #[cfg(feature = "bundled-models")]
+    #[test]
+    fn unstrided_depthwise_columns_keep_each_models_outputs_bit_for_bit() {
+        let cases: [(&[u8], [usize; 3]); 4] = [
+            (bundled::CLASSIFIER, [3, 96, 160]),
+            (bundled::CROPPER, [3, 512, 512]),
+            (bundled::DETECTOR, [3, 288, 512]),
+            (bundled::DETECTOR, [3, 160, 224]),
+        ];
+        for (bytes, chw) in cases {
+            let typed = declutter(parse(bytes).unwrap(), chw).unwrap();
+            let mut strided = typed.clone();
+            upsample_copying_deconvs(&mut strided).unwrap();
+            conv_lowerings(&mut strided).unwrap();
+            split_square_max_pools(&mut strided).unwrap();
+            strided.optimize().unwrap();
+            let strided = strided.into_runnable().unwrap();
+            let unstrided = finish(typed).unwrap();
+            let kept = (unstrided.model().nodes().iter())
+                .filter(|n| n.op().name() == "KeepColumns")
+                .count();
+            assert!(kept > 0, "{chw:?}: no depthwise convolution unstrided");
+
+            let [c, h, w] = chw;
+            let input = tract_ndarray::Array4::from_shape_fn((1, c, h, w), |(_, c, y, x)| {
+                ((y * 31 + x * 17 + c * 7) as f32 * 0.013).sin()
+            })
+            .into_tensor();
+            let want = strided.run(tvec!(input.clone().into_tvalue())).unwrap();
+            let got = unstrided.run(tvec!(input.into_tvalue())).unwrap();
+            assert_eq!(want.len(), got.len());
+            for (p, q) in want.iter().zip(&got) {
+                assert_eq!(
+                    p.to_plain_array_view::<f32>().unwrap(),
+                    q.to_plain_array_view::<f32>().unwrap(),
+                    "{chw:?}"
+                );
+            }
+        }
+    }
+
+    /// `KeepColumns` keeps the first column and every `stride`-th after it, for widths that the stride divides
+    /// and widths it does not.
+    #[test]
+    fn keep_columns_keeps_every_strideth_column() {
+        for (w, stride) in [(6usize, 2usize), (7, 2), (7, 3), (1, 2), (0, 2)] {
+            let input = tract_ndarray::Array3::from_shape_fn((2, 3, w), |(c, y, x)| {
+                (c * 100 + y * 10 + x) as f32
+            });
+            use tract_nnef::internal::EvalOp;
+            let op = keep_columns::KeepColumns { stride };
+            let out = op
+                .eval_out_of_plan(tvec!(input.clone().into_tensor().into_tvalue()))
+                .unwrap()
+                .unwrap();
+            let want = input.slice(tract_ndarray::s![.., .., ..;stride]).to_owned();
+            assert_eq!(
+                out[0].to_plain_array_view::<f32>().unwrap(),
+                want.into_dyn().view(),
+                "{w} {stride}"
             );
         }
     }
