@@ -748,8 +748,8 @@ fn split_square_max_pools(model: &mut TypedModel) -> TractResult<()> {
 }
 
 /// Runs each depthwise convolution that strides along W at stride 1 along W, then keeps every `s`-th column
-/// ([`keep_columns::KeepColumns`]): the same sum of the same products in the same order for every column kept, so the same
-/// outputs bit for bit. tract 0.23.9 vectorises a depthwise convolution's inner loop (along W) only where its
+/// ([`keep_columns::KeepColumns`]): the same sum of the same products in the same order for every column kept, so
+/// the same outputs bit for bit. tract 0.23.9 vectorises a depthwise convolution's inner loop (along W) only where its
 /// input stride is 1; at stride 2 each output is a scalar sum of its taps. Computing every column and dropping
 /// half costs twice the products but runs them eight to a vector. Only explicit padding is taken (a `Same`
 /// padding would change with the stride), and the rewrite is kept only where it gives the convolution's output
