@@ -158,6 +158,14 @@ pub struct Args {
     /// scanner's, `ScanParams::unconnected_port_min_confidence`).
     #[arg(long, value_name = "P")]
     unconnected_port_min_confidence: Option<f32>,
+    /// Keep as cards the unsure cards that edges only enter and whose title reads as a name (measures what taking
+    /// them for output pills adds, `ScanParams::named_sinks_are_outputs` off).
+    #[arg(long)]
+    keep_named_sinks: bool,
+    /// Title-reading confidence from which such a card is taken for an output pill (default: the scanner's,
+    /// `ScanParams::named_sinks_are_outputs`).
+    #[arg(long, value_name = "P")]
+    named_sink_min_reading: Option<f32>,
     /// Keep inputs and outputs whose text holds `=` or `〈`/`〉` (measures what dropping them adds,
     /// `ScanParams::drop_row_text_ports`).
     #[arg(long)]
@@ -513,6 +521,12 @@ pub fn run(args: &Args) -> u8 {
         params.unconnected_port_min_confidence = None;
     }
     params.drop_unconnected_glyph_ports = !args.keep_glyph_ports;
+    if let Some(p) = args.named_sink_min_reading {
+        params.named_sinks_are_outputs = Some(p);
+    }
+    if args.keep_named_sinks {
+        params.named_sinks_are_outputs = None;
+    }
     if let Some(p) = args.read_titles_below {
         params.read_titles_below = Some(p);
     }

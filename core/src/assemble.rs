@@ -6,7 +6,7 @@
 //! and [`Detections::edge_labels`] hand the same ids to [`crate::edges::recover_edges`], so its edges plug
 //! straight into [`assemble`]. Boxes and points are source-image pixels; confidences are in `[0, 1]`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use thiserror::Error;
 
@@ -173,6 +173,38 @@ impl Detections {
         let mut keep = keep_out.into_iter();
         self.outputs.retain(|_| keep.next().unwrap_or(false));
         before - self.inputs.len() - self.outputs.len()
+    }
+
+    /// Turns the nodes `moved` (node index → the output pill it is) into outputs after the outputs there are,
+    /// in the order given, renumbering the nodes kept and the edges' endpoints to match. Indices out of range or
+    /// given twice are ignored (the first is taken).
+    pub fn nodes_to_outputs(
+        &mut self,
+        edges: &mut [RecoveredEdge],
+        moved: Vec<(usize, PortDetection)>,
+    ) {
+        let mut is_moved = vec![false; self.nodes.len()];
+        let mut renamed: HashMap<String, String> = HashMap::new();
+        for (k, port) in moved {
+            if k < is_moved.len() && !is_moved[k] {
+                is_moved[k] = true;
+                renamed.insert(Self::node_id(k), Self::output_id(self.outputs.len()));
+                self.outputs.push(port);
+            }
+        }
+        let kept = (0..is_moved.len()).filter(|&k| !is_moved[k]);
+        for (new, old) in kept.enumerate() {
+            renamed.insert(Self::node_id(old), Self::node_id(new));
+        }
+        for e in edges.iter_mut() {
+            for end in [&mut e.from, &mut e.to] {
+                if let Some(new) = renamed.get(end.as_str()) {
+                    *end = new.clone();
+                }
+            }
+        }
+        let mut moved = is_moved.into_iter();
+        self.nodes.retain(|_| !moved.next().unwrap_or(false));
     }
 
     /// The tensor labels as [`edges::Label`]s with their schema ids.

@@ -37,9 +37,11 @@
 //!    ([`ScanParams::min_connected_share`]: a page of buttons), counting the edges bridged from labels alone
 //!    (and, as an option, traced ones seen to end without an arrowhead: [`ScanParams::traced_needs_arrowhead`])
 //!    only when they join many ([`ScanParams::min_bridged_share`]); the result is then empty, like a cropper
-//!    rejection; otherwise input and output pills that no edge joins to a node are dropped unless
-//!    their name reads confidently ([`ScanParams::unconnected_port_min_confidence`]) and is more than one
-//!    character and not only digits ([`ScanParams::drop_unconnected_glyph_ports`]);
+//!    rejection; otherwise cards without an operator whose title reads as a name and that edges only enter
+//!    become output pills ([`ScanParams::named_sinks_are_outputs`]), and input and output pills that no edge
+//!    joins to a node are dropped unless their name reads confidently
+//!    ([`ScanParams::unconnected_port_min_confidence`]) and is more than one character and not only digits
+//!    ([`ScanParams::drop_unconnected_glyph_ports`]);
 //! 8. legibility: the height of the view's text in source pixels ([`text_height`], from the title boxes) is
 //!    reported in [`ScanResult::text_height`]; under [`ScanParams::min_text_height`] the scan adds the advisory
 //!    hint [`quality::Hint::ZoomIn`] to [`ScanResult::quality`];
@@ -212,6 +214,18 @@ pub struct ScanParams {
     /// port of such a name (`x`, `Y`, `128`) keeps its pill whenever its edge is traced. Default true (chosen on
     /// the lifted-weight views, `models/METRICS.md`, session 30).
     pub drop_unconnected_glyph_ports: bool,
+    /// A node card is taken to be a graph output's pill when the classifier is unsure of it (no operator), it has
+    /// no weight rows, edges enter it and none leaves it, each from a card whose operator is known, its title
+    /// was read with at least this confidence ([`TextRead::confidence`]) as a name (not a shape, a row, a glyph,
+    /// an operator's name within one edit or its start), it lies inside the crop (not within [`SINK_BORDER_PX`]
+    /// of its edge, where a cut card may look so), it is one line high (at most [`SINK_MAX_TITLE_HEIGHTS`] times
+    /// the median title height of the cards whose operator is known), and the view is not in names mode
+    /// ([`ScanParams::names_view_min_titles`], where a card's title is a name). The detector takes some output
+    /// pills for cards, most in horizontal views (`/LSTM_output_0`, `prob`); the pill's name is its title's
+    /// reading ([`named_sink_outputs`]). Applied after the [`ScanParams::min_elements`] check. `None`: off.
+    /// Default 0.05: on the development split and three more seeds of the generator it found 21 more outputs and lost
+    /// no node (`models/METRICS.md`, session 45).
+    pub named_sinks_are_outputs: Option<f32>,
     /// Paddings of the second crops of unsure input and output pills (labels, weight rows and titles use
     /// [`ReadParams::reread_pads`]). Default `[0.0]`: on the development split port-name match (photos /
     /// screenshots) was 0.738 / 0.872 read once, 0.742 / 0.872 re-read from pad 0.3 and 0.781 / 0.884 from pad
@@ -344,6 +358,7 @@ impl Default for ScanParams {
             snap_headers: true,
             unconnected_port_min_confidence: Some(0.95),
             drop_unconnected_glyph_ports: true,
+            named_sinks_are_outputs: Some(0.05),
             port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
@@ -599,6 +614,100 @@ pub fn estimate_direction(nodes: &[BBox], inputs: &[BBox], outputs: &[BBox]) -> 
         Some((sx, sy)) if sx > 1.5 * sy => Direction::Horizontal,
         _ => Direction::Vertical,
     }
+}
+
+/// Fewest source pixels between a card and the crop's edge for [`ScanParams::named_sinks_are_outputs`].
+pub const SINK_BORDER_PX: f32 = 2.0;
+
+/// Most height of a card taken for an output's pill ([`ScanParams::named_sinks_are_outputs`]), in median title
+/// heights of the cards whose operator is known: a pill is one line of text high, as a card's title is.
+pub const SINK_MAX_TITLE_HEIGHTS: f32 = 1.5;
+
+/// The nodes of `found` that are graph outputs by [`ScanParams::named_sinks_are_outputs`] (`min_reading` its
+/// value), each with its pill: the card's box, its detector confidence times its title reading's, and that
+/// reading as the name. `title_boxes[k]` is node `k`'s title box and `title_reads[k]` its reading, if its title
+/// was read; `crop` the crop in source pixels; `edges` use the ids of [`Detections`].
+pub fn named_sink_outputs(
+    found: &Detections,
+    edges: &[RecoveredEdge],
+    title_boxes: &[BBox],
+    title_reads: &[Option<TextRead>],
+    min_reading: f32,
+    crop: &BBox,
+    vocab: &crate::vocab::Vocab,
+) -> Vec<(usize, PortDetection)> {
+    let known_card = |id: &str| {
+        id.strip_prefix('n')
+            .and_then(|k| k.parse::<usize>().ok())
+            .and_then(|k| found.nodes.get(k))
+            .is_some_and(|n| n.op.is_some())
+    };
+    // An operator's name, one edit off, or its start (a card cut by the view's edge: `Dequant`).
+    let names_operator = |name: &str| {
+        let name = name.to_lowercase();
+        (vocab.ops.iter()).any(|op| {
+            let op = op.to_lowercase();
+            title_ops::edit_distance(&name, &op) <= 1 || (name.len() >= 3 && op.starts_with(&name))
+        })
+    };
+    let mut known_titles: Vec<f32> = (found.nodes.iter().zip(title_boxes))
+        .filter(|(n, _)| n.op.is_some())
+        .map(|(_, t)| t.height())
+        .collect();
+    known_titles.sort_by(f32::total_cmp);
+    let Some(&title_height) = known_titles.get(known_titles.len() / 2) else {
+        return Vec::new();
+    };
+    let mut moved = Vec::new();
+    for (k, node) in found.nodes.iter().enumerate() {
+        let Some(Some(read)) = title_reads.get(k) else {
+            continue;
+        };
+        let name = read.text.trim();
+        let b = &node.bbox;
+        let inside = [
+            b.x0 - crop.x0,
+            b.y0 - crop.y0,
+            crop.x1 - b.x1,
+            crop.y1 - b.y1,
+        ]
+        .iter()
+        .all(|&d| d >= SINK_BORDER_PX);
+        if node.op.is_some()
+            || !node.weights.is_empty()
+            || read.confidence < min_reading
+            || name.is_empty()
+            || reads_as_shape(name)
+            || reads_as_row(name)
+            || reads_as_glyph(name)
+            || !inside
+            || b.height() > SINK_MAX_TITLE_HEIGHTS * title_height
+        {
+            continue;
+        }
+        let id = Detections::node_id(k);
+        let sources: Vec<&str> = (edges.iter())
+            .filter(|e| e.to == id)
+            .map(|e| e.from.as_str())
+            .collect();
+        let leaves = edges.iter().any(|e| e.from == id);
+        if sources.is_empty() || leaves || !sources.iter().all(|s| known_card(s)) {
+            continue;
+        }
+        if names_operator(name) {
+            continue;
+        }
+        moved.push((
+            k,
+            PortDetection {
+                bbox: node.bbox,
+                confidence: node.confidence * read.confidence,
+                name: name.to_owned(),
+                truncated: None,
+            },
+        ));
+    }
+    moved
 }
 
 /// True when `text` is a shape with at least two dims (it contains `×`; [`parse_shape_text`]).
@@ -948,7 +1057,8 @@ impl Scanner {
         timings.classify += ms(t);
 
         let t = Instant::now();
-        self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
+        let (title_reads, names_view) =
+            self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
         timings.read += ms(t);
 
         let t = Instant::now();
@@ -1154,6 +1264,27 @@ impl Scanner {
         if (elements < self.params.min_elements && edge_result.edges.is_empty()) || unjoined {
             timings.assemble = ms(t) + direction_ms;
             return self.empty_result(size, crop, crop_added, quality, timings);
+        }
+        if let Some(min) = self.params.named_sinks_are_outputs.filter(|_| !names_view) {
+            let vocab = self.classifier.vocab();
+            let moved = named_sink_outputs(
+                &found,
+                &edge_result.edges,
+                &title_boxes,
+                &title_reads,
+                min,
+                &crop.bbox,
+                vocab,
+            );
+            let mut gone = vec![false; found.nodes.len()];
+            for (k, _) in &moved {
+                gone[*k] = true;
+            }
+            found.nodes_to_outputs(&mut edge_result.edges, moved);
+            let mut moved_title = gone.iter();
+            title_boxes.retain(|_| moved_title.next() != Some(&true));
+            let mut moved_op = gone.iter();
+            ops.retain(|_| moved_op.next() != Some(&true));
         }
         if let Some(min) = self.params.unconnected_port_min_confidence {
             let scale = CalibrationParams::default().port;
@@ -1371,32 +1502,36 @@ impl Scanner {
     /// Reads the titles of the nodes whose classifier probability is under [`ScanParams::read_titles_below`]
     /// and joins each reading with the classifier's prediction ([`title_ops::join_title_reading`]); then, in a
     /// view found in names mode ([`ScanParams::names_view_min_titles`]), the other titles too.
+    ///
+    /// Returns each node's title reading (`None` for a title not read) and whether the view is in names mode.
     fn read_unsure_titles(
         &self,
         image: &RgbImage,
         title_boxes: &[BBox],
         ops: &mut [OpPrediction],
         skew: f64,
-    ) -> Result<(), ScanError> {
+    ) -> Result<(Vec<Option<TextRead>>, bool), ScanError> {
+        let mut readings = vec![None; ops.len()];
         let Some(below) = self.params.read_titles_below else {
-            return Ok(());
+            return Ok((readings, false));
         };
         let (unsure, sure): (Vec<usize>, Vec<usize>) =
             (0..ops.len()).partition(|&i| ops[i].confidence < below);
-        let names = self.join_title_readings(image, title_boxes, ops, &unsure, skew)?;
-        if self
+        let names =
+            self.join_title_readings(image, title_boxes, ops, &unsure, skew, &mut readings)?;
+        let names_view = self
             .params
             .names_view_min_titles
-            .is_some_and(|k| names >= k)
-        {
-            self.join_title_readings(image, title_boxes, ops, &sure, skew)?;
+            .is_some_and(|k| names >= k);
+        if names_view {
+            self.join_title_readings(image, title_boxes, ops, &sure, skew, &mut readings)?;
         }
-        Ok(())
+        Ok((readings, names_view))
     }
 
     /// Reads the titles `nodes` and joins each reading with the node's prediction, falling back on the header's
     /// category where a surely read name names no operator ([`ScanParams::name_titles_min_reading`]). Returns how
-    /// many fell back.
+    /// many fell back; each reading goes to `readings[node]`.
     fn join_title_readings(
         &self,
         image: &RgbImage,
@@ -1404,6 +1539,7 @@ impl Scanner {
         ops: &mut [OpPrediction],
         nodes: &[usize],
         skew: f64,
+        readings: &mut [Option<TextRead>],
     ) -> Result<usize, ScanError> {
         if nodes.is_empty() {
             return Ok(0);
@@ -1440,6 +1576,9 @@ impl Scanner {
                 }
                 TitleJoin::Name | TitleJoin::Unusable => {}
             }
+            if let Some(slot) = readings.get_mut(i) {
+                *slot = Some(read);
+            }
         }
         Ok(names)
     }
@@ -1472,6 +1611,95 @@ mod tests {
             to_side: edges::Side::Top,
             arrowhead,
         }
+    }
+
+    #[test]
+    fn named_sinks_without_an_operator_become_outputs_and_nothing_else_does() {
+        let vocab = crate::vocab::Vocab::bundled().unwrap();
+        let crop = BBox::new(0.0, 0.0, 1000.0, 1000.0);
+        let card = |x: f32, op: Option<&str>| NodeDetection {
+            bbox: BBox::new(x, 100.0, x + 80.0, 120.0),
+            confidence: 0.8,
+            op: op.map(str::to_owned),
+            op_confidence: if op.is_some() { 0.99 } else { 0.1 },
+            weights: Vec::new(),
+            truncated: None,
+        };
+        let reading = |text: &str, confidence: f32| {
+            Some(TextRead {
+                text: text.into(),
+                confidence,
+                log_probs: Vec::new(),
+                reread_log_probs: Vec::new(),
+            })
+        };
+        let edge = |from: &str, to: &str| recovered_edge(from, to, 0.9, Some(true));
+        // n0 Conv → n1 (unsure, read "prob"): n1 is the output "prob".
+        let found = Detections {
+            nodes: vec![card(100.0, Some("Conv")), card(300.0, None)],
+            ..Detections::default()
+        };
+        let titles: Vec<BBox> = found.nodes.iter().map(|n| n.bbox).collect();
+        let edges = vec![edge("n0", "n1")];
+        let reads = vec![None, reading("prob", 0.5)];
+        let sinks = |found: &Detections, edges: &[RecoveredEdge], reads: &[Option<TextRead>]| {
+            named_sink_outputs(found, edges, &titles, reads, 0.05, &crop, &vocab)
+        };
+        let moved = sinks(&found, &edges, &reads);
+        assert_eq!(moved.len(), 1);
+        assert_eq!(moved[0].0, 1);
+        assert_eq!(moved[0].1.name, "prob");
+        assert!((moved[0].1.confidence - 0.4).abs() < 1e-6);
+        assert_eq!(moved[0].1.bbox, found.nodes[1].bbox);
+
+        // Each condition alone keeps the card.
+        let kept = |found: &Detections, edges: &[RecoveredEdge], reads: &[Option<TextRead>]| {
+            sinks(found, edges, reads).is_empty()
+        };
+        assert!(
+            kept(&found, &[edge("n0", "n1"), edge("n1", "o0")], &reads),
+            "an edge leaves it"
+        );
+        assert!(kept(&found, &[], &reads), "no edge enters it");
+        assert!(kept(&found, &[edge("i0", "n1")], &reads), "fed by no card");
+        assert!(kept(&found, &edges, &[None, None]), "title not read");
+        assert!(
+            kept(&found, &edges, &[None, reading("prob", 0.01)]),
+            "unsure reading"
+        );
+        for text in [
+            "1×64", "B = 1", "W〈3〉", "y", "128", "Reluu", "expand", "Dequant", " ",
+        ] {
+            assert!(
+                kept(&found, &edges, &[None, reading(text, 0.9)]),
+                "{text:?}"
+            );
+        }
+        let mut unsure_source = found.clone();
+        unsure_source.nodes[0].op = None;
+        assert!(
+            kept(&unsure_source, &edges, &reads),
+            "its source's operator unknown"
+        );
+        let mut sure = found.clone();
+        sure.nodes[1].op = Some("Relu".into());
+        assert!(kept(&sure, &edges, &reads), "its operator known");
+        let mut rows = found.clone();
+        rows.nodes[1].weights.push(Weight {
+            name: "B".into(),
+            shape: None,
+            text: "1".into(),
+            bbox: None,
+        });
+        assert!(kept(&rows, &edges, &reads), "a weight row");
+        let mut tall = found.clone();
+        tall.nodes[1].bbox.y1 = 131.0;
+        assert!(kept(&tall, &edges, &reads), "taller than 1.5 titles");
+        tall.nodes[1].bbox.y1 = 129.0;
+        assert!(!kept(&tall, &edges, &reads));
+        let mut at_edge = found.clone();
+        at_edge.nodes[1].bbox = BBox::new(919.0, 100.0, 999.0, 120.0);
+        assert!(kept(&at_edge, &edges, &reads), "at the crop's edge");
     }
 
     #[test]

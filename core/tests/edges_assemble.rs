@@ -216,3 +216,73 @@ fn ports_without_an_edge_are_dropped_unless_kept_and_the_rest_renumbered() {
     assert!(d.inputs.is_empty() && d.outputs.is_empty());
     assert_eq!((d.nodes.len(), d.labels.len()), (2, 2));
 }
+
+#[test]
+fn nodes_made_outputs_take_the_next_output_ids_and_the_other_nodes_close_up() {
+    let mut d = detections();
+    let card = |y: f32| NodeDetection {
+        bbox: BBox::new(100.0, y, 180.0, y + 30.0),
+        confidence: 0.9,
+        op: None,
+        op_confidence: 0.1,
+        weights: Vec::new(),
+        truncated: None,
+    };
+    // n0 Conv → n1 (unsure) → n2 (unsure, a pill) and n1 → n3 (a pill); o0 "out" fed by n1.
+    d.nodes.push(card(250.0));
+    d.nodes.push(card(400.0));
+    let pill = |name: &str| PortDetection {
+        bbox: BBox::new(100.0, 250.0, 180.0, 280.0),
+        confidence: 0.5,
+        name: name.into(),
+        truncated: None,
+    };
+    let mut edges = vec![
+        edge("i0", "n0", Some("t0"), 0.9),
+        edge("n0", "n1", Some("t1"), 0.8),
+        edge("n1", "n2", None, 0.7),
+        edge("n1", "n3", None, 0.7),
+        edge("n1", "o0", None, 0.9),
+    ];
+    // Given out of order, one index twice and one out of range: n3 becomes o1, n2 o2.
+    d.nodes_to_outputs(
+        &mut edges,
+        vec![
+            (3, pill("prob")),
+            (2, pill("y")),
+            (3, pill("again")),
+            (9, pill("none")),
+        ],
+    );
+    let names: Vec<&str> = d.outputs.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["out", "prob", "y"]);
+    assert_eq!(d.nodes.len(), 2);
+    let ends: Vec<(&str, &str)> = edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("i0", "n0"),
+            ("n0", "n1"),
+            ("n1", "o2"),
+            ("n1", "o1"),
+            ("n1", "o0")
+        ]
+    );
+    let g = assemble(IMAGE, canvas(), &d, &edges, None).unwrap();
+    assert!(g.check().is_empty());
+    assert_eq!(g.outputs[1].name, "prob");
+
+    // A node before the moved one keeps its id; one after it closes up.
+    let mut d = detections();
+    let mut edges = vec![edge("n0", "n1", None, 0.8), edge("n1", "o0", None, 0.9)];
+    d.nodes_to_outputs(&mut edges, vec![(0, pill("x"))]);
+    let ends: Vec<(&str, &str)> = edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect();
+    assert_eq!(ends, [("o1", "n0"), ("n0", "o0")]);
+    assert_eq!(d.nodes[0].op, None);
+}

@@ -2,7 +2,8 @@
 //! as operators to node cards (`ScanParams::port_as_node_confidence`, `ScanParams::op_named_ports_are_nodes`),
 //! relabelling of those that read as shapes
 //! (`ScanParams::shape_text_ports_are_labels`), and dropping those that no edge joins
-//! (`ScanParams::unconnected_port_min_confidence`, `ScanParams::drop_unconnected_glyph_ports`).
+//! (`ScanParams::unconnected_port_min_confidence`, `ScanParams::drop_unconnected_glyph_ports`), and cards that are
+//! output pills (`ScanParams::named_sinks_are_outputs`).
 
 mod fixture_support;
 
@@ -277,4 +278,65 @@ fn a_toolbar_button_taken_for_a_pill_is_dropped() {
     assert_eq!(dropped.edges.len(), kept.edges.len());
     assert_eq!(ports(&dropped) + found.len(), ports(&kept));
     assert!(dropped.check().is_empty(), "{:?}", dropped.check());
+}
+
+#[test]
+fn output_pills_taken_for_cards_become_outputs_with_their_edges() {
+    let models = ModelSet::bundled().expect("bundled models load");
+    let scan = |scene: &fixture_support::FixtureScene, sinks: Option<f32>| {
+        let params = ScanParams {
+            named_sinks_are_outputs: sinks,
+            ..ScanParams::default()
+        };
+        let scanner = Scanner::with_params(&models, params).expect("scanner");
+        scanner.scan_file(&scene.image_path).expect("scan").graph
+    };
+    for scene in fixture_support::sink_scenes() {
+        let truth = scene.truth();
+        let (kept, moved) = (
+            scan(&scene, None),
+            scan(&scene, ScanParams::default().named_sinks_are_outputs),
+        );
+        let true_output = |p: &Port| truth.outputs.iter().find(|t| t.bbox.iou(&p.bbox) >= 0.5);
+        let found = |g: &GraphJson| {
+            g.outputs
+                .iter()
+                .filter(|p| true_output(p).is_some())
+                .count()
+        };
+        // Without the rule the detector's cards stay cards: at most one of the five outputs is found.
+        assert_eq!(truth.outputs.len(), 5);
+        assert!(found(&kept) <= 1, "{}: {:?}", scene.name, kept.outputs);
+        // With it, at least four are, no output is false, each is fed by an edge, and the cards that became
+        // outputs leave the nodes.
+        assert!(found(&moved) >= 4, "{}: {:?}", scene.name, moved.outputs);
+        assert_eq!(
+            found(&moved),
+            moved.outputs.len(),
+            "{}: {:?}",
+            scene.name,
+            moved.outputs
+        );
+        assert!(
+            moved.outputs.iter().all(|p| joined(p, &moved)),
+            "{}",
+            scene.name
+        );
+        let turned = moved.outputs.len() - kept.outputs.len();
+        assert_eq!(
+            moved.nodes.len() + turned,
+            kept.nodes.len(),
+            "{}",
+            scene.name
+        );
+        assert_eq!(moved.edges.len(), kept.edges.len(), "{}", scene.name);
+        assert!(moved.check().is_empty(), "{:?}", moved.check());
+        // The screenshot's names read exactly.
+        if scene.kind == "shot" {
+            let exact = (moved.outputs.iter())
+                .filter(|p| true_output(p).is_some_and(|t| t.name == p.name))
+                .count();
+            assert!(exact >= 4, "{:?}", moved.outputs);
+        }
+    }
 }

@@ -80,6 +80,12 @@ pub fn port_scenes() -> Vec<FixtureScene> {
     scenes_in(&repo().join("tests/fixtures/ports"), [1459, 1609])
 }
 
+/// The scene 1629 of `tests/fixtures/ports`, screenshot then photo: a horizontal view where the detector takes
+/// output pills for cards.
+pub fn sink_scenes() -> Vec<FixtureScene> {
+    scenes_in(&repo().join("tests/fixtures/ports"), [1629])
+}
+
 /// The scene of `tests/fixtures/names` (1659), screenshot then photo: a view in Netron's names mode whose
 /// titles mostly name no operator.
 pub fn names_scenes() -> Vec<FixtureScene> {
