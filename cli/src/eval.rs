@@ -166,6 +166,11 @@ pub struct Args {
     /// `ScanParams::named_sinks_are_outputs`).
     #[arg(long, value_name = "P")]
     named_sink_min_reading: Option<f32>,
+    /// Drop the tensor labels that no edge carries, whose text is neither a shape nor a number, and that lie at
+    /// least this many title heights from every card, pill and traced edge (`ScanParams::far_uncarried_labels`,
+    /// off by default; measured at 1.0).
+    #[arg(long, value_name = "TITLE_HEIGHTS")]
+    drop_far_labels: Option<f32>,
     /// Keep inputs and outputs whose text holds `=` or `〈`/`〉` (measures what dropping them adds,
     /// `ScanParams::drop_row_text_ports`).
     #[arg(long)]
@@ -526,6 +531,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.keep_named_sinks {
         params.named_sinks_are_outputs = None;
+    }
+    if let Some(gap) = args.drop_far_labels {
+        params.far_uncarried_labels = Some(gap);
     }
     if let Some(p) = args.read_titles_below {
         params.read_titles_below = Some(p);

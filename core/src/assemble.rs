@@ -207,6 +207,34 @@ impl Detections {
         self.nodes.retain(|_| !moved.next().unwrap_or(false));
     }
 
+    /// Drops the tensor labels that no edge of `edges` carries and that `keep` rejects (given each label's index),
+    /// renumbering the labels kept and the edges' labels to match. Returns, per label before, whether it was kept.
+    pub fn drop_uncarried_labels(
+        &mut self,
+        edges: &mut [RecoveredEdge],
+        keep: impl Fn(usize, &LabelDetection) -> bool,
+    ) -> Vec<bool> {
+        let carried: HashSet<&str> = edges.iter().filter_map(|e| e.label.as_deref()).collect();
+        let kept: Vec<bool> = (self.labels.iter().enumerate())
+            .map(|(k, l)| carried.contains(Self::tensor_id(k).as_str()) || keep(k, l))
+            .collect();
+        let renamed: HashMap<String, String> = (0..kept.len())
+            .filter(|&k| kept[k])
+            .enumerate()
+            .map(|(new, old)| (Self::tensor_id(old), Self::tensor_id(new)))
+            .collect();
+        for e in edges.iter_mut() {
+            if let Some(label) = e.label.as_mut() {
+                if let Some(new) = renamed.get(label.as_str()) {
+                    *label = new.clone();
+                }
+            }
+        }
+        let mut flags = kept.iter();
+        self.labels.retain(|_| flags.next() == Some(&true));
+        kept
+    }
+
     /// The tensor labels as [`edges::Label`]s with their schema ids.
     pub fn edge_labels(&self) -> Vec<edges::Label> {
         self.labels

@@ -38,10 +38,11 @@
 //!    (and, as an option, traced ones seen to end without an arrowhead: [`ScanParams::traced_needs_arrowhead`])
 //!    only when they join many ([`ScanParams::min_bridged_share`]); the result is then empty, like a cropper
 //!    rejection; otherwise cards without an operator whose title reads as a name and that edges only enter
-//!    become output pills ([`ScanParams::named_sinks_are_outputs`]), and input and output pills that no edge
-//!    joins to a node are dropped unless their name reads confidently
-//!    ([`ScanParams::unconnected_port_min_confidence`]) and is more than one character and not only digits
-//!    ([`ScanParams::drop_unconnected_glyph_ports`]);
+//!    become output pills ([`ScanParams::named_sinks_are_outputs`]), optionally tensor labels that no edge
+//!    carries and that lie away from the graph are dropped ([`ScanParams::far_uncarried_labels`], off by
+//!    default), and input and output pills that no edge joins to a node are dropped unless their name reads
+//!    confidently ([`ScanParams::unconnected_port_min_confidence`]) and is more than one character and not only
+//!    digits ([`ScanParams::drop_unconnected_glyph_ports`]);
 //! 8. legibility: the height of the view's text in source pixels ([`text_height`], from the title boxes) is
 //!    reported in [`ScanResult::text_height`]; under [`ScanParams::min_text_height`] the scan adds the advisory
 //!    hint [`quality::Hint::ZoomIn`] to [`ScanResult::quality`];
@@ -226,6 +227,15 @@ pub struct ScanParams {
     /// Default 0.05: on the development split and three more seeds of the generator it found 21 more outputs and lost
     /// no node (`models/METRICS.md`, session 45).
     pub named_sinks_are_outputs: Option<f32>,
+    /// A tensor label that no recovered edge carries, whose text reads neither as a shape nor as a number, and
+    /// that lies at least this many title heights (the median height of the view's title boxes) from every card,
+    /// pill and traced edge is dropped ([`Detections::drop_uncarried_labels`]). On photos these are mostly the
+    /// words of Netron's sidebar or of windows beside the canvas (`pads`, `strides`, `version`), which the
+    /// detector takes for labels in names mode's style. Applied after [`ScanParams::named_sinks_are_outputs`].
+    /// `None`: off. Default `None`: at 1.0, tensor-label F1 rose on the photos of every synthetic set by 0.4–1.0
+    /// points but fell on the screenshots of four of five by 0.1 (and on the real renders, evaluation only, by
+    /// 0.6 / 0.2), where labels whose edge was not traced go with it (`models/METRICS.md`, session 45).
+    pub far_uncarried_labels: Option<f32>,
     /// Paddings of the second crops of unsure input and output pills (labels, weight rows and titles use
     /// [`ReadParams::reread_pads`]). Default `[0.0]`: on the development split port-name match (photos /
     /// screenshots) was 0.738 / 0.872 read once, 0.742 / 0.872 re-read from pad 0.3 and 0.781 / 0.884 from pad
@@ -359,6 +369,7 @@ impl Default for ScanParams {
             unconnected_port_min_confidence: Some(0.95),
             drop_unconnected_glyph_ports: true,
             named_sinks_are_outputs: Some(0.05),
+            far_uncarried_labels: None,
             port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
@@ -708,6 +719,13 @@ pub fn named_sink_outputs(
         ));
     }
     moved
+}
+
+/// The gap between two boxes: the larger of their horizontal and vertical gaps (0 where they overlap).
+fn box_gap(a: &BBox, b: &BBox) -> f32 {
+    let dx = (b.x0 - a.x1).max(a.x0 - b.x1).max(0.0);
+    let dy = (b.y0 - a.y1).max(a.y0 - b.y1).max(0.0);
+    dx.max(dy)
 }
 
 /// True when `text` is a shape with at least two dims (it contains `×`; [`parse_shape_text`]).
@@ -1179,7 +1197,7 @@ impl Scanner {
             direction,
             &self.params.edges,
         )?;
-        let consensus_changed = self.agree_labels(&mut found, &label_reads, &edge_result.edges);
+        let mut consensus_changed = self.agree_labels(&mut found, &label_reads, &edge_result.edges);
         for (k, reads) in card_rows.into_iter().enumerate() {
             let mut row_strings: Vec<String> = reads.iter().map(|r| r.text.clone()).collect();
             let op = ops.get(k).and_then(|p| p.op.as_deref());
@@ -1285,6 +1303,51 @@ impl Scanner {
             title_boxes.retain(|_| moved_title.next() != Some(&true));
             let mut moved_op = gone.iter();
             ops.retain(|_| moved_op.next() != Some(&true));
+        }
+        if let Some(min_gap) = self.params.far_uncarried_labels {
+            let mut heights: Vec<f32> = title_boxes.iter().map(BBox::height).collect();
+            heights.sort_by(f32::total_cmp);
+            let title_height = heights.get(heights.len() / 2).copied().unwrap_or(0.0);
+            let elements: Vec<BBox> = (found.nodes.iter().map(|n| n.bbox))
+                .chain(found.inputs.iter().chain(&found.outputs).map(|p| p.bbox))
+                .collect();
+            let reach = min_gap * title_height;
+            let near = |l: &LabelDetection| {
+                let b = &l.bbox;
+                elements.iter().any(|e| box_gap(b, e) < reach)
+                    || (edge_result.edges.iter().flat_map(|e| &e.points)).any(|p| {
+                        let dx = (b.x0 - p.x).max(p.x - b.x1).max(0.0);
+                        let dy = (b.y0 - p.y).max(p.y - b.y1).max(0.0);
+                        dx.max(dy) < reach
+                    })
+            };
+            if title_height > 0.0 && !elements.is_empty() {
+                let carried: HashSet<&str> = (edge_result.edges.iter())
+                    .filter_map(|e| e.label.as_deref())
+                    .collect();
+                let keep: Vec<bool> = (found.labels.iter().enumerate())
+                    .map(|(k, l)| {
+                        // A number alone is a one-dimensional shape (`64`).
+                        let number =
+                            !l.text.is_empty() && l.text.chars().all(|c| c.is_ascii_digit());
+                        carried.contains(Detections::tensor_id(k).as_str())
+                            || reads_as_shape(&l.text)
+                            || number
+                            || near(l)
+                    })
+                    .collect();
+                let kept = found.drop_uncarried_labels(&mut edge_result.edges, |k, _| keep[k]);
+                let new_index: Vec<Option<usize>> = (kept.iter())
+                    .scan(0, |next, &k| {
+                        let index = k.then_some(*next);
+                        *next += usize::from(k);
+                        Some(index)
+                    })
+                    .collect();
+                consensus_changed = (consensus_changed.iter())
+                    .filter_map(|&t| new_index.get(t).copied().flatten())
+                    .collect();
+            }
         }
         if let Some(min) = self.params.unconnected_port_min_confidence {
             let scale = CalibrationParams::default().port;

@@ -286,3 +286,38 @@ fn nodes_made_outputs_take_the_next_output_ids_and_the_other_nodes_close_up() {
     assert_eq!(ends, [("o1", "n0"), ("n0", "o0")]);
     assert_eq!(d.nodes[0].op, None);
 }
+
+#[test]
+fn uncarried_labels_are_dropped_unless_kept_and_the_rest_renumbered() {
+    let mut d = detections();
+    let label = |x: f32, text: &str| LabelDetection {
+        bbox: BBox::new(x, 500.0, x + 40.0, 511.0),
+        confidence: 0.9,
+        text: text.into(),
+    };
+    // t0 "1×3×224×224" (no edge), t1 "conv_out" (carried), t2 "pads" (no edge), t3 "version" (carried).
+    d.labels.push(label(300.0, "pads"));
+    d.labels.push(label(400.0, "version"));
+    let mut edges = vec![
+        edge("i0", "n0", Some("t1"), 0.9),
+        edge("n0", "n1", Some("t3"), 0.8),
+        edge("n1", "o0", None, 0.9),
+    ];
+    let kept = d.drop_uncarried_labels(&mut edges, |k, l| k == 0 || l.text == "keep");
+    assert_eq!(kept, [true, true, false, true]);
+    let texts: Vec<&str> = d.labels.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(texts, ["1×3×224×224", "conv_out", "version"]);
+    let labels: Vec<Option<&str>> = edges.iter().map(|e| e.label.as_deref()).collect();
+    assert_eq!(labels, [Some("t1"), Some("t2"), None]);
+    let g = assemble(IMAGE, canvas(), &d, &edges, None).unwrap();
+    assert!(g.check().is_empty());
+    assert_eq!(g.tensors[2].text, "version");
+
+    // Without edges, every label `keep` rejects goes.
+    let mut d = detections();
+    assert_eq!(
+        d.drop_uncarried_labels(&mut [], |_, _| false),
+        [false, false]
+    );
+    assert!(d.labels.is_empty());
+}

@@ -1,5 +1,6 @@
 //! Tensor-label boxes the OCR reads as noise are dropped (`ScanParams::min_label_confidence`), on the committed
-//! fixture scenes (`tests/fixtures/scenes`).
+//! fixture scenes (`tests/fixtures/scenes`); labels away from the graph that no edge carries are dropped
+//! (`ScanParams::far_uncarried_labels`, `tests/fixtures/sidebar`).
 
 mod fixture_support;
 
@@ -61,4 +62,41 @@ fn only_unsure_labels_that_are_no_shape_are_dropped() {
     }
     // Single-dim labels (`64`) and names read as no shape: the strict threshold must have had something to drop.
     assert!(dropped_strict > 0);
+}
+
+#[test]
+fn labels_away_from_the_graph_that_no_edge_carries_are_dropped() {
+    let models = ModelSet::bundled().expect("bundled models load");
+    let scene = fixture_support::sidebar_scene();
+    let truth = scene.truth();
+    let scan = |far: Option<f32>| {
+        let params = ScanParams {
+            far_uncarried_labels: far,
+            ..ScanParams::default()
+        };
+        let scanner = Scanner::with_params(&models, params).expect("scanner");
+        scanner.scan_file(&scene.image_path).expect("scan").graph
+    };
+    // The rule is off by default (`ScanParams::far_uncarried_labels`); at the 1.0 title heights it was measured at.
+    assert_eq!(ScanParams::default().far_uncarried_labels, None);
+    let (kept, dropped) = (scan(None), scan(Some(1.0)));
+    let is_true = |b: &BBox| truth.tensors.iter().any(|t| t.bbox.iou(b) >= 0.5);
+    let after = label_boxes(&dropped);
+    let gone: Vec<&str> = (kept.tensors.iter())
+        .filter(|t| !after.contains(&t.bbox))
+        .map(|t| t.text.as_str())
+        .collect();
+    // The sidebar's words go, and no true label with them; the rest of the graph stays.
+    assert!(gone.len() >= 5, "{gone:?}");
+    for t in kept.tensors.iter().filter(|t| !after.contains(&t.bbox)) {
+        assert!(!is_true(&t.bbox), "{t:?} is a true label");
+        assert!(!kept
+            .edges
+            .iter()
+            .any(|e| e.tensor.as_deref() == Some(t.id.as_str())));
+    }
+    assert_eq!(after.len() + gone.len(), kept.tensors.len());
+    assert_eq!(dropped.nodes, kept.nodes);
+    assert_eq!(dropped.edges.len(), kept.edges.len());
+    assert!(dropped.check().is_empty(), "{:?}", dropped.check());
 }

@@ -98,6 +98,11 @@ pub fn toolbar_scene() -> FixtureScene {
     scene_in(&repo().join("tests/fixtures/toolbar"), 67, "shot", "png")
 }
 
+/// The photo of `tests/fixtures/sidebar` (scene 1019 of `v1-s1`): its crop takes in part of Netron's sidebar.
+pub fn sidebar_scene() -> FixtureScene {
+    scene_in(&repo().join("tests/fixtures/sidebar"), 1019, "photo", "jpg")
+}
+
 /// Scenes `indices` of `dir`, each screenshot then photo. Panics when a file is missing.
 fn scenes_in(dir: &Path, indices: impl IntoIterator<Item = usize>) -> Vec<FixtureScene> {
     let mut out = Vec::new();
