@@ -207,16 +207,17 @@ impl Detections {
         self.nodes.retain(|_| !moved.next().unwrap_or(false));
     }
 
-    /// Drops the tensor labels that no edge of `edges` carries and that `keep` rejects (given each label's index),
-    /// renumbering the labels kept and the edges' labels to match. Returns, per label before, whether it was kept.
+    /// Drops the tensor labels that no edge of `edges` carries and that `keep` rejects (given each such label's
+    /// index and the edges), renumbering the labels kept and the edges' labels to match. Returns, per label
+    /// before, whether it was kept.
     pub fn drop_uncarried_labels(
         &mut self,
         edges: &mut [RecoveredEdge],
-        keep: impl Fn(usize, &LabelDetection) -> bool,
+        keep: impl Fn(usize, &LabelDetection, &[RecoveredEdge]) -> bool,
     ) -> Vec<bool> {
         let carried: HashSet<&str> = edges.iter().filter_map(|e| e.label.as_deref()).collect();
         let kept: Vec<bool> = (self.labels.iter().enumerate())
-            .map(|(k, l)| carried.contains(Self::tensor_id(k).as_str()) || keep(k, l))
+            .map(|(k, l)| carried.contains(Self::tensor_id(k).as_str()) || keep(k, l, edges))
             .collect();
         let renamed: HashMap<String, String> = (0..kept.len())
             .filter(|&k| kept[k])

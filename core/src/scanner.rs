@@ -1312,31 +1312,18 @@ impl Scanner {
                 .chain(found.inputs.iter().chain(&found.outputs).map(|p| p.bbox))
                 .collect();
             let reach = min_gap * title_height;
-            let near = |l: &LabelDetection| {
+            let near = |l: &LabelDetection, edges: &[RecoveredEdge]| {
                 let b = &l.bbox;
                 elements.iter().any(|e| box_gap(b, e) < reach)
-                    || (edge_result.edges.iter().flat_map(|e| &e.points)).any(|p| {
-                        let dx = (b.x0 - p.x).max(p.x - b.x1).max(0.0);
-                        let dy = (b.y0 - p.y).max(p.y - b.y1).max(0.0);
-                        dx.max(dy) < reach
-                    })
+                    || (edges.iter().flat_map(|e| &e.points))
+                        .any(|p| box_gap(b, &BBox::new(p.x, p.y, p.x, p.y)) < reach)
             };
             if title_height > 0.0 && !elements.is_empty() {
-                let carried: HashSet<&str> = (edge_result.edges.iter())
-                    .filter_map(|e| e.label.as_deref())
-                    .collect();
-                let keep: Vec<bool> = (found.labels.iter().enumerate())
-                    .map(|(k, l)| {
-                        // A number alone is a one-dimensional shape (`64`).
-                        let number =
-                            !l.text.is_empty() && l.text.chars().all(|c| c.is_ascii_digit());
-                        carried.contains(Detections::tensor_id(k).as_str())
-                            || reads_as_shape(&l.text)
-                            || number
-                            || near(l)
-                    })
-                    .collect();
-                let kept = found.drop_uncarried_labels(&mut edge_result.edges, |k, _| keep[k]);
+                // A number alone is a one-dimensional shape (`64`).
+                let number = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit());
+                let kept = found.drop_uncarried_labels(&mut edge_result.edges, |_, l, edges| {
+                    reads_as_shape(&l.text) || number(&l.text) || near(l, edges)
+                });
                 let new_index: Vec<Option<usize>> = (kept.iter())
                     .scan(0, |next, &k| {
                         let index = k.then_some(*next);

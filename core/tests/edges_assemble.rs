@@ -57,6 +57,14 @@ fn edge(from: &str, to: &str, label: Option<&str>, confidence: f32) -> Recovered
     }
 }
 
+/// Each edge's (from, to).
+fn ends(edges: &[RecoveredEdge]) -> Vec<(&str, &str)> {
+    edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect()
+}
+
 fn canvas() -> Canvas {
     Canvas {
         bbox: BBox::new(90.0, 10.0, 210.0, 330.0),
@@ -200,11 +208,7 @@ fn ports_without_an_edge_are_dropped_unless_kept_and_the_rest_renumbered() {
     let names: Vec<&str> = d.inputs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["mask", "sure"]);
     assert_eq!(d.outputs.len(), 1);
-    let ends: Vec<(&str, &str)> = edges
-        .iter()
-        .map(|e| (e.from.as_str(), e.to.as_str()))
-        .collect();
-    assert_eq!(ends, [("n0", "n1"), ("i0", "n1"), ("n1", "o0")]);
+    assert_eq!(ends(&edges), [("n0", "n1"), ("i0", "n1"), ("n1", "o0")]);
     let g = assemble(IMAGE, canvas(), &d, &edges, None).unwrap();
     assert_eq!(g.inputs[0].id, "i0");
     assert_eq!(g.inputs[0].name, "mask");
@@ -257,12 +261,8 @@ fn nodes_made_outputs_take_the_next_output_ids_and_the_other_nodes_close_up() {
     let names: Vec<&str> = d.outputs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["out", "prob", "y"]);
     assert_eq!(d.nodes.len(), 2);
-    let ends: Vec<(&str, &str)> = edges
-        .iter()
-        .map(|e| (e.from.as_str(), e.to.as_str()))
-        .collect();
     assert_eq!(
-        ends,
+        ends(&edges),
         [
             ("i0", "n0"),
             ("n0", "n1"),
@@ -279,11 +279,7 @@ fn nodes_made_outputs_take_the_next_output_ids_and_the_other_nodes_close_up() {
     let mut d = detections();
     let mut edges = vec![edge("n0", "n1", None, 0.8), edge("n1", "o0", None, 0.9)];
     d.nodes_to_outputs(&mut edges, vec![(0, pill("x"))]);
-    let ends: Vec<(&str, &str)> = edges
-        .iter()
-        .map(|e| (e.from.as_str(), e.to.as_str()))
-        .collect();
-    assert_eq!(ends, [("o1", "n0"), ("n0", "o0")]);
+    assert_eq!(ends(&edges), [("o1", "n0"), ("n0", "o0")]);
     assert_eq!(d.nodes[0].op, None);
 }
 
@@ -303,7 +299,7 @@ fn uncarried_labels_are_dropped_unless_kept_and_the_rest_renumbered() {
         edge("n0", "n1", Some("t3"), 0.8),
         edge("n1", "o0", None, 0.9),
     ];
-    let kept = d.drop_uncarried_labels(&mut edges, |k, l| k == 0 || l.text == "keep");
+    let kept = d.drop_uncarried_labels(&mut edges, |k, l, _| k == 0 || l.text == "keep");
     assert_eq!(kept, [true, true, false, true]);
     let texts: Vec<&str> = d.labels.iter().map(|l| l.text.as_str()).collect();
     assert_eq!(texts, ["1×3×224×224", "conv_out", "version"]);
@@ -316,7 +312,7 @@ fn uncarried_labels_are_dropped_unless_kept_and_the_rest_renumbered() {
     // Without edges, every label `keep` rejects goes.
     let mut d = detections();
     assert_eq!(
-        d.drop_uncarried_labels(&mut [], |_, _| false),
+        d.drop_uncarried_labels(&mut [], |_, _, _| false),
         [false, false]
     );
     assert!(d.labels.is_empty());
