@@ -297,6 +297,10 @@ pub struct Args {
     /// Grow the cropper's box over content it cut off (`ScanParams::grow_crop`, off by default).
     #[arg(long)]
     grow_crop: bool,
+    /// With `--grow-crop`: grow a side only as far as the cropper's projection bins beyond its on-bins keep a
+    /// sigmoid of at least P (`GrowParams::min_projection`, default 0.05); 0: up to the image border.
+    #[arg(long, value_name = "P")]
+    grow_min_projection: Option<f32>,
     /// Whether the cropper also reads the mirrored image and keeps the union of the two crops
     /// (`CropParams::mirror`; default: the scanner's).
     #[arg(long, value_name = "BOOL")]
@@ -638,7 +642,11 @@ pub fn run(args: &Args) -> u8 {
         params.row_order = false;
     }
     if args.grow_crop {
-        params.grow_crop = Some(netron_ocr_core::crop::GrowParams::default());
+        let mut grow = netron_ocr_core::crop::GrowParams::default();
+        if let Some(p) = args.grow_min_projection {
+            grow.min_projection = (p > 0.0).then_some(p);
+        }
+        params.grow_crop = Some(grow);
     }
     if let Some(m) = args.crop_mirror {
         params.crop.mirror = m;

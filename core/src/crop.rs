@@ -467,6 +467,12 @@ pub struct GrowParams {
     /// crop's extent, and at least 2 px, of a side that is not the image border (0: flush, the detector's box
     /// cut by the crop).
     pub touch: f64,
+    /// With `Some(t)`, a side grows only as far as the cropper's own projection still sees some content beyond
+    /// its on-bins: the run of bins of sigmoid ≥ `t` that continues the on-bins outward ([`projection_limits`]).
+    /// A side whose run ends inside the crop does not grow. `None`: up to the image border. Default 0.05: on the
+    /// development split the unlimited growth cost photo node F1 0.989 → 0.979, this one nothing
+    /// (`models/METRICS.md`, session 46).
+    pub min_projection: Option<f32>,
 }
 
 impl Default for GrowParams {
@@ -481,6 +487,7 @@ impl Default for GrowParams {
             canvas_segments: 0.8,
             max_step: 24,
             touch: 0.0,
+            min_projection: Some(0.05),
         }
     }
 }
@@ -492,6 +499,45 @@ pub struct Growth {
     pub bbox: BBox,
     /// Source pixels added on each side (left, top, right, bottom).
     pub added: [f32; 4],
+}
+
+/// How far each side of a crop may grow by the cropper's projections, source pixels `[x0, y0, x1, y1]`: from the
+/// outermost bins with sigmoid ≥ `on` (the decoded box before margins and padding), outward over the bins with
+/// sigmoid ≥ `weak`. A side's limit is the outer edge of its last such bin, so where the first bin beyond the
+/// on-bins is under `weak` the limit lies inside the padded crop. An axis without on-bins or with the wrong
+/// number of bins is not limited (`0` and the image's extent).
+pub fn projection_limits(
+    crop: &CropResult,
+    width: u32,
+    height: u32,
+    on: f32,
+    weak: f32,
+) -> [f32; 4] {
+    let axis = |logits: &[f32], extent: f32| -> (f32, f32) {
+        if logits.len() != BINS {
+            return (0.0, extent);
+        }
+        let p: Vec<f32> = logits.iter().map(|&v| sigmoid(v)).collect();
+        let (Some(first), Some(last)) = (
+            p.iter().position(|&v| v >= on),
+            p.iter().rposition(|&v| v >= on),
+        ) else {
+            return (0.0, extent);
+        };
+        let mut lo = first;
+        while lo > 0 && p[lo - 1] >= weak {
+            lo -= 1;
+        }
+        let mut hi = last;
+        while hi + 1 < BINS && p[hi + 1] >= weak {
+            hi += 1;
+        }
+        let bin = extent / BINS as f32;
+        (lo as f32 * bin, (hi + 1) as f32 * bin)
+    };
+    let (x0, x1) = axis(&crop.proj_x, width as f32);
+    let (y0, y1) = axis(&crop.proj_y, height as f32);
+    [x0, y0, x1, y1]
 }
 
 /// Statistics of one band, per segment along it.
@@ -606,6 +652,19 @@ pub fn touched_sides(
 /// off; see [`GrowParams`]. Never shrinks it; a crop under 2 blocks on a side, or an empty image, comes back
 /// unchanged.
 pub fn grow_to_content(image: &RgbImage, crop: BBox, sides: [bool; 4], p: &GrowParams) -> Growth {
+    let (w, h) = image.dimensions();
+    grow_within(image, crop, sides, [0.0, 0.0, w as f32, h as f32], p)
+}
+
+/// [`grow_to_content`] with each side's growth stopped before it passes `limit` (source pixels `[x0, y0, x1,
+/// y1]`, e.g. [`projection_limits`]); a side already at or beyond its limit does not grow.
+pub fn grow_within(
+    image: &RgbImage,
+    crop: BBox,
+    sides: [bool; 4],
+    limit: [f32; 4],
+    p: &GrowParams,
+) -> Growth {
     let unchanged = Growth {
         bbox: crop,
         added: [0.0; 4],
@@ -694,6 +753,16 @@ pub fn grow_to_content(image: &RgbImage, crop: BBox, sides: [bool; 4], p: &GrowP
                 .filter(|((m_out, c_out), (m_in, _))| *c_out && m_out.abs_diff(*m_in) <= p.max_step)
                 .count();
             if (continuous as f64) < p.canvas_segments * beyond.segments.len() as f64 {
+                open[side] = false;
+                continue;
+            }
+            let moved = (outer[side] * f) as f32;
+            let inside_limit = if side < 2 {
+                moved >= limit[side]
+            } else {
+                moved.min(if side == 2 { w } else { h } as f32) <= limit[side]
+            };
+            if !inside_limit {
                 open[side] = false;
                 continue;
             }
@@ -910,6 +979,58 @@ mod tests {
             &p,
         );
         assert_eq!(g.added, [0.0; 4]);
+    }
+
+    #[test]
+    fn projection_limits_follow_the_weak_bins_beyond_the_on_bins() {
+        // On: 32..=95; weak (sigmoid 0.12): 28..=31 and 96..=100; the rest 0.018.
+        let x: Vec<f32> = (0..BINS)
+            .map(|i| match i {
+                32..=95 => 4.0,
+                28..=31 | 96..=100 => -2.0,
+                _ => -4.0,
+            })
+            .collect();
+        let crop = CropResult {
+            bbox: bbox([0.0; 4]),
+            confidence: 1.0,
+            proj_x: x.clone(),
+            proj_y: logits(32..=95),
+            margins: [0.0; 4],
+            normalised: [0.0; 4],
+            mirrored: None,
+        };
+        let l = projection_limits(&crop, 1280, 640, 0.5, 0.05);
+        assert_eq!(l, [280.0, 160.0, 1010.0, 480.0]);
+        // Above the weak bins' sigmoid, the limits are the on-bins' own edges.
+        assert_eq!(
+            projection_limits(&crop, 1280, 640, 0.5, 0.2)[..3],
+            [320.0, 160.0, 960.0]
+        );
+        // An axis without on-bins, or with the wrong number of bins, is not limited.
+        let free = CropResult {
+            proj_x: vec![-4.0; BINS],
+            proj_y: vec![4.0; 7],
+            ..crop
+        };
+        assert_eq!(
+            projection_limits(&free, 1280, 640, 0.5, 0.05),
+            [0.0, 0.0, 1280.0, 640.0]
+        );
+    }
+
+    #[test]
+    fn growth_stops_at_its_limit() {
+        let img = canvas_with([20, 80, 300, 220], 0);
+        let crop = bbox([90.0, 70.0, 310.0, 230.0]);
+        let p = GrowParams::default();
+        let free = grow_within(&img, crop, [true; 4], [0.0, 0.0, 480.0, 320.0], &p);
+        assert_eq!(free, grow_to_content(&img, crop, [true; 4], &p));
+        assert!(free.bbox.x0 <= 20.0, "{free:?}");
+        let held = grow_within(&img, crop, [true; 4], [60.0, 0.0, 480.0, 320.0], &p);
+        assert!(held.bbox.x0 >= 60.0 && held.bbox.x0 < 90.0, "{held:?}");
+        let none = grow_within(&img, crop, [true; 4], [95.0, 0.0, 480.0, 320.0], &p);
+        assert_eq!(none.bbox, crop);
     }
 
     #[test]
