@@ -998,14 +998,6 @@ impl Scanner {
                 ),
                 None => [0.0, 0.0, image.width() as f32, image.height() as f32],
             };
-            let b = crop.bbox;
-            let room = [
-                b.x0 > limit[0],
-                b.y0 > limit[1],
-                b.x1 < limit[2],
-                b.y1 < limit[3],
-            ];
-            let sides = [0, 1, 2, 3].map(|i| sides[i] && room[i]);
             if sides.iter().any(|&s| s) {
                 let growth = crop_stage::grow_within(image, crop.bbox, sides, limit, grow);
                 if growth.added != [0.0; 4] {
