@@ -278,6 +278,12 @@ fn axis_span(logits: &[f32], logit_t: f32) -> (f64, f64, Option<(usize, usize)>)
     }
 }
 
+/// The logit of probability `p`, clamped to `[1e-6, 1 − 1e-6]` first.
+fn logit(p: f32) -> f32 {
+    let p = p.clamp(1e-6, 1.0 - 1e-6);
+    (p / (1.0 - p)).ln()
+}
+
 fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
@@ -297,8 +303,7 @@ pub fn decode(
     margins: [f32; 4],
     params: &CropParams,
 ) -> ([f64; 4], f32) {
-    let t = params.threshold.clamp(1e-6, 1.0 - 1e-6);
-    let logit_t = (t / (1.0 - t)).ln();
+    let logit_t = logit(params.threshold);
     let (ax0, ax1, sx) = axis_span(proj_x, logit_t);
     let (ay0, ay1, sy) = axis_span(proj_y, logit_t);
     let mut b = [ax0, ay0, ax1, ay1];
@@ -502,10 +507,10 @@ pub struct Growth {
 }
 
 /// How far each side of a crop may grow by the cropper's projections, source pixels `[x0, y0, x1, y1]`: from the
-/// outermost bins with sigmoid ≥ `on` (the decoded box before margins and padding), outward over the bins with
-/// sigmoid ≥ `weak`. A side's limit is the outer edge of its last such bin, so where the first bin beyond the
-/// on-bins is under `weak` the limit lies inside the padded crop. An axis without on-bins or with the wrong
-/// number of bins is not limited (`0` and the image's extent).
+/// outermost bins with sigmoid ≥ `on` (as [`decode`] finds them: the box before margins and padding), outward
+/// over the bins with sigmoid ≥ `weak`. A side's limit is the outer edge of its last such bin, so where the
+/// first bin beyond the on-bins is under `weak` the limit lies inside the padded crop. An axis without on-bins
+/// or with the wrong number of bins is not limited (`0` and the image's extent).
 pub fn projection_limits(
     crop: &CropResult,
     width: u32,
@@ -513,23 +518,20 @@ pub fn projection_limits(
     on: f32,
     weak: f32,
 ) -> [f32; 4] {
+    let (logit_on, logit_weak) = (logit(on), logit(weak));
     let axis = |logits: &[f32], extent: f32| -> (f32, f32) {
         if logits.len() != BINS {
             return (0.0, extent);
         }
-        let p: Vec<f32> = logits.iter().map(|&v| sigmoid(v)).collect();
-        let (Some(first), Some(last)) = (
-            p.iter().position(|&v| v >= on),
-            p.iter().rposition(|&v| v >= on),
-        ) else {
+        let (_, _, Some((first, last))) = axis_span(logits, logit_on) else {
             return (0.0, extent);
         };
         let mut lo = first;
-        while lo > 0 && p[lo - 1] >= weak {
+        while lo > 0 && logits[lo - 1] >= logit_weak {
             lo -= 1;
         }
         let mut hi = last;
-        while hi + 1 < BINS && p[hi + 1] >= weak {
+        while hi + 1 < BINS && logits[hi + 1] >= logit_weak {
             hi += 1;
         }
         let bin = extent / BINS as f32;
