@@ -664,12 +664,11 @@ pub fn named_sink_outputs(
             title_ops::edit_distance(&name, &op) <= 1 || (name.len() >= 3 && op.starts_with(&name))
         })
     };
-    let mut known_titles: Vec<f32> = (found.nodes.iter().zip(title_boxes))
+    let known_titles: Vec<f64> = (found.nodes.iter().zip(title_boxes))
         .filter(|(n, _)| n.op.is_some())
-        .map(|(_, t)| t.height())
+        .map(|(_, t)| f64::from(t.height()))
         .collect();
-    known_titles.sort_by(f32::total_cmp);
-    let Some(&title_height) = known_titles.get(known_titles.len() / 2) else {
+    let Some(title_height) = classify::median(known_titles).map(|h| h as f32) else {
         return Vec::new();
     };
     let mut moved = Vec::new();
@@ -1318,9 +1317,8 @@ impl Scanner {
             ops.retain(|_| moved_op.next() != Some(&true));
         }
         if let Some(min_gap) = self.params.far_uncarried_labels {
-            let mut heights: Vec<f32> = title_boxes.iter().map(BBox::height).collect();
-            heights.sort_by(f32::total_cmp);
-            let title_height = heights.get(heights.len() / 2).copied().unwrap_or(0.0);
+            let heights = title_boxes.iter().map(|t| f64::from(t.height())).collect();
+            let title_height = classify::median(heights).unwrap_or(0.0) as f32;
             let elements: Vec<BBox> = (found.nodes.iter().map(|n| n.bbox))
                 .chain(found.inputs.iter().chain(&found.outputs).map(|p| p.bbox))
                 .collect();
