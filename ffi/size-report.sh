@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Size of the host cdylib: stripped size, gzip -9 size, and the crates that dominate it (by symbol size).
 #
-# Usage: ffi/size-report.sh [release|release-small] [--no-models] [--nnef] [--icf]
+# Usage: ffi/size-report.sh [release|release-small] [--no-models] [--nnef] [--icf] [--outline]
 #   release        the normal release build (reuses CARGO_TARGET_DIR, default /root/.cache/netron-ocr/target)
 #   release-small  opt-level "z", fat LTO, 1 codegen unit, panic = "unwind" kept (the FFI boundary catches
 #                  panics), stripped; the cdylib built alone (`cargo rustc --crate-type cdylib`: with the
@@ -28,6 +28,7 @@ for arg in "${@:2}"; do
     --no-models) models= ;;
     --nnef) format=nnef ;;
     --icf) link_args+=(-C link-arg=-Wl,--icf=all) ;;
+    --outline) link_args+=(-C llvm-args=-enable-machine-outliner=always) ;;
     *) echo "unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +49,7 @@ case "$profile" in
       --config 'profile.release-small.codegen-units=1' \
       -- "${link_args[@]}" >&2
     ;;
-  *) echo "usage: $0 [release|release-small] [--no-models] [--nnef] [--icf]" >&2; exit 2 ;;
+  *) echo "usage: $0 [release|release-small] [--no-models] [--nnef] [--icf] [--outline]" >&2; exit 2 ;;
 esac
 
 lib="$target/$profile/libnetron_ocr_ffi.so"

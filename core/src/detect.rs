@@ -160,7 +160,8 @@ pub struct DetectParams {
     /// Run a tile whose input is taller than wide through the detector with its spatial axes exchanged, on the
     /// transposed input ([`Model::run_transposed`]): the same detections up to float rounding, for less time,
     /// because tract's depthwise convolutions reach their vector kernel only along the wider axis
-    /// (`BENCHMARKS.md`, session 42). Default true.
+    /// (`BENCHMARKS.md`, session 42). On arm64 tract runs them channels last instead, and the tile runs as it is
+    /// ([`Model::runs_transposed`]). Default true.
     pub transpose_tall: bool,
     /// A second pass over a finer grid of tiles when the first pass found the cards smaller than the detector
     /// was trained to see them ([`ZoomParams`]); `None`: one pass.

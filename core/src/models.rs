@@ -39,7 +39,9 @@
 //! outputs transposed back: the same outputs up to float rounding. tract 0.23's depthwise convolution reaches its
 //! vector kernel only when the longest axis of a zone is W, so a taller-than-wide tile ran its depthwise layers on
 //! the scalar path; transposed, it runs about 30% faster (`crate::detect::DetectParams::transpose_tall`,
-//! `BENCHMARKS.md`, session 42). These plans are cached apart from the others, on the same terms.
+//! `BENCHMARKS.md`, session 42). These plans are cached apart from the others, on the same terms. On arm64 tract
+//! lays the depthwise convolutions out channels last, where its kernel runs along the channels, and the
+//! transposed run is the plain one ([`Model::runs_transposed`]; `ffi/arm64-check.sh`).
 //!
 //! Trunk and head ([`Model::run_padded`]): the OCR is also kept cut where its convolutional trunk ends, so that
 //! a crop's trunk runs only over its text and some padding, and the recurrent head over all 80 steps. The heads of
@@ -59,9 +61,10 @@
 //! - a 2 × 2 max pool of stride 2 becomes a 2 × 1 pool over rows and a 1 × 2 pool over columns
 //!   (`split_square_max_pools`; the same outputs bit for bit), 4–5% less OCR time;
 //! - a depthwise convolution of stride 2 along W runs at stride 1 along W, then every other column is kept
-//!   (`unstride_depthwise_columns`; the same outputs bit for bit): tract vectorises a depthwise convolution only
-//!   at stride 1, and the vector sums of twice the columns cost less than the scalar sums of half. Per run, 27%
-//!   less classifier time, 19% less cropper time, 14% less detector time (`BENCHMARKS.md`, session 44).
+//!   (`unstride_depthwise_columns`; the same outputs bit for bit on x86-64): tract vectorises a depthwise
+//!   convolution only at stride 1, and the vector sums of twice the columns cost less than the scalar sums of half.
+//!   Per run, 27% less classifier time, 19% less cropper time, 14% less detector time (`BENCHMARKS.md`, session
+//!   44).
 //!
 //! Integrity: `core/build.rs` reads the line `SHA-256: <64 hex>` of every `models/<name>.MODEL.md` into a
 //! manifest ([`MANIFEST`]); every load (bundled bytes or files from a directory) hashes the model bytes and
@@ -418,6 +421,21 @@ struct ShapePlans {
     /// Plans of the graph with its spatial axes exchanged ([`Model::run_transposed`]), keyed by the untransposed
     /// input's `(H, W)`.
     transposed: Mutex<PlanCache>,
+    /// Whether [`Model::run_transposed`] runs the transposed graph: not when tract lays the graph out channels
+    /// last ([`lays_out_channels_last`]).
+    transposes: bool,
+}
+
+/// Whether a decluttered graph has a convolution with its channels last. tract 0.23.9 moves the channels of a
+/// float depthwise convolution of 16 channels or more last when the host has a vector kernel for that layout
+/// (`tract_linalg::routines::depthwise_c_f32`: arm64 and WebAssembly, not x86-64), and the layout spreads through
+/// the graph; on x86-64 every graph stays channels first.
+fn lays_out_channels_last(model: &TypedModel) -> bool {
+    use tract_nnef::tract_core::ops::cnn::Conv;
+    model.nodes().iter().any(|node| {
+        node.op_as::<Conv>()
+            .is_some_and(|conv| conv.pool_spec.data_format.c_is_last())
+    })
 }
 
 /// At most [`MAX_SHAPE_PLANS`] plans, least recently used dropped first.
@@ -749,8 +767,10 @@ fn split_square_max_pools(model: &mut TypedModel) -> TractResult<()> {
 
 /// Runs each depthwise convolution that strides along W at stride 1 along W, then keeps every `s`-th column
 /// ([`keep_columns::KeepColumns`]): the same sum of the same products in the same order for every column kept, so
-/// the same outputs bit for bit. tract 0.23.9 vectorises a depthwise convolution's inner loop (along W) only where its
-/// input stride is 1; at stride 2 each output is a scalar sum of its taps. Computing every column and dropping
+/// the same outputs bit for bit on x86-64. On arm64 tract's vector and scalar paths round differently, so the
+/// outputs agree there up to float rounding, and tract moves the depthwise convolutions of 16 channels or more
+/// channels last, which this rewrite leaves alone. tract 0.23.9 vectorises a depthwise convolution's inner loop
+/// (along W) only where its input stride is 1; at stride 2 each output is a scalar sum of its taps. Computing every column and dropping
 /// half costs twice the products but runs them eight to a vector. Only explicit padding is taken (a `Same`
 /// padding would change with the stride), and the rewrite is kept only where it gives the convolution's output
 /// shape. Measured per model in `BENCHMARKS.md` (session 44).
@@ -1165,14 +1185,16 @@ impl Model {
         // Batch 1 for every model, also the dynamic-batch ones (see the module doc: tract runs a plan with a
         // symbolic batch several times slower per item).
         let chw = kind.input_chw();
-        let shapes = (kind.variable_sides() != (false, false)).then(|| {
+        let source = (kind.variable_sides() != (false, false)).then(|| model.clone());
+        let typed = declutter(model, chw).map_err(load)?;
+        let shapes = source.map(|source| {
             Arc::new(ShapePlans {
-                source: model.clone(),
+                source,
                 cache: Mutex::new(PlanCache::default()),
                 transposed: Mutex::new(PlanCache::default()),
+                transposes: !lays_out_channels_last(&typed),
             })
         });
-        let typed = declutter(model, chw).map_err(load)?;
         let trunk = match kind {
             ModelKind::Ocr => trunk_split(typed.clone(), chw).map_err(load)?.map(Arc::new),
             _ => None,
@@ -1301,6 +1323,10 @@ impl Model {
     /// convolutions add their taps in another order; `core/tests/detect_input_sizes.rs`). Worth it when `H > W`:
     /// tract then runs the depthwise convolutions on its vector path (`transposed_hw`). The same sizes as
     /// [`Model::run_any_size`]; a model whose sides are not both variable is [`ScanError::Inference`].
+    ///
+    /// Where tract lays the graph out channels last (arm64: [`Model::runs_transposed`] is false), its depthwise
+    /// convolutions run along the channels whatever the shape, nothing would be gained, and this is
+    /// [`Model::run_any_size`].
     pub fn run_transposed(&self, input: Tensor) -> Result<Vec<Tensor>, ScanError> {
         let stage = self.kind.name();
         let [c, _, _] = self.kind.input_chw();
@@ -1311,6 +1337,9 @@ impl Model {
                 stage,
                 message: "only a model with variable height and width runs transposed".into(),
             });
+        }
+        if !shapes.transposes {
+            return self.run_any_size(input);
         }
         let plan = cached_plan(&shapes.transposed, (h, w), || {
             declutter(shapes.source.clone(), [c, h, w])
@@ -1326,6 +1355,14 @@ impl Model {
             .into_iter()
             .map(swap)
             .collect()
+    }
+
+    /// Whether [`Model::run_transposed`] runs the graph with its spatial axes exchanged: a model with variable
+    /// height and width (the detector) that tract lays out channels first (on x86-64; on arm64 tract moves the
+    /// depthwise convolutions' channels last).
+    pub fn runs_transposed(&self) -> bool {
+        self.kind.variable_sides() == (true, true)
+            && self.shapes.as_ref().is_some_and(|s| s.transposes)
     }
 
     /// Whether [`Model::run_padded`] runs the trunk on the narrow input (the OCR, when its graph could be cut
@@ -1683,9 +1720,16 @@ mod tests {
     fn transposing_refuses_ops_it_does_not_know() {
         let bytes = bundled::CLASSIFIER;
         let typed = declutter(parse(bytes).unwrap(), ModelKind::Classifier.input_chw()).unwrap();
-        // Refused at the head, whose dense layer reads both spatial axes at once (an einsum summing over them).
-        let err = transposed_hw(&typed).unwrap_err();
-        assert!(format!("{err:#}").contains("head"), "{err:#}");
+        // Refused at the head, whose dense layer reads both spatial axes at once (an einsum summing over them);
+        // where tract lays the graph out channels last (arm64), at the first 1 × 1 convolution, whose einsum then
+        // has the channels last.
+        let err = format!("{:#}", transposed_hw(&typed).unwrap_err());
+        let at = if lays_out_channels_last(&typed) {
+            "mixes the spatial axes"
+        } else {
+            "head"
+        };
+        assert!(err.contains(at), "{err}");
     }
 
     /// Our convolution lowerings (`conv_lowerings`) change the plan, not the function: on every bundled model, at
@@ -1792,7 +1836,9 @@ mod tests {
 
     /// Running the strided depthwise convolutions at stride 1 along W and keeping every other column
     /// (`unstride_depthwise_columns`) leaves every output of the classifier, the cropper and the detector (at two
-    /// tile sizes) the same bit for bit, and each plan has columns kept (so the test fails if nothing is rewritten).
+    /// tile sizes) the same bit for bit on x86-64 (within 1e-4 elsewhere: arm64's vector and scalar paths round
+    /// differently),
+    /// and each plan has columns kept (so the test fails if nothing is rewritten).
     #[cfg(feature = "bundled-models")]
     #[test]
     fn unstrided_depthwise_columns_keep_each_models_outputs_bit_for_bit() {
@@ -1825,11 +1871,22 @@ mod tests {
             let got = unstrided.run(tvec!(input.into_tvalue())).unwrap();
             assert_eq!(want.len(), got.len());
             for (p, q) in want.iter().zip(&got) {
-                assert_eq!(
+                let (p, q) = (
                     p.to_plain_array_view::<f32>().unwrap(),
                     q.to_plain_array_view::<f32>().unwrap(),
-                    "{chw:?}"
                 );
+                if cfg!(target_arch = "x86_64") {
+                    assert_eq!(p, q, "{chw:?}");
+                } else {
+                    assert_eq!(p.shape(), q.shape(), "{chw:?}");
+                    let worst = p
+                        .iter()
+                        .zip(q.iter())
+                        .map(|(a, b)| (a - b).abs())
+                        .fold(0f32, f32::max);
+                    println!("{chw:?}: max abs difference {worst:e}");
+                    assert!(worst <= 1e-4, "{chw:?}: {worst}");
+                }
             }
         }
     }

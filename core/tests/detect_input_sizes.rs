@@ -244,7 +244,8 @@ fn trimmed_detections_agree_with_the_square_input() {
 
 /// The FPN's ×2 upsamplings, transposed convolutions of ones in `detector.onnx`, run as tract's nearest
 /// upsampling in the library's plans (`models::upsample_copying_deconvs`), with the same outputs, bit for bit, as
-/// tract's own plan of the file.
+/// tract's own plan of the file on x86-64. On arm64, where the library's other rewrites change the rounding
+/// (`models::unstride_depthwise_columns`), within 1e-4.
 #[test]
 fn upsampling_deconvolutions_run_as_nearest_upsampling() {
     let det = detector_model();
@@ -256,7 +257,22 @@ fn upsampling_deconvolutions_run_as_nearest_upsampling() {
 
         let x = input(h, w, 2);
         let plain = fixture_support::onnx_outputs(ModelKind::Detector, &x);
-        assert_eq!(det.run_any_size(x).unwrap(), plain, "{h}x{w}");
+        let ours = det.run_any_size(x).unwrap();
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(ours, plain, "{h}x{w}");
+            continue;
+        }
+        assert_eq!(shapes(&ours), shapes(&plain), "{h}x{w}");
+        let mut worst = 0f32;
+        for (a, b) in ours.iter().zip(&plain) {
+            let (a, b) = (
+                a.to_plain_array_view::<f32>().unwrap(),
+                b.to_plain_array_view::<f32>().unwrap(),
+            );
+            worst = (a.iter().zip(b.iter())).fold(worst, |m, (p, q)| m.max((p - q).abs()));
+        }
+        println!("{h}x{w}: max abs difference {worst:e}");
+        assert!(worst <= 1e-4, "{h}x{w}: {worst}");
     }
 }
 
@@ -266,9 +282,17 @@ fn upsampling_deconvolutions_run_as_nearest_upsampling() {
 #[test]
 fn transposed_runs_give_the_plain_outputs() {
     let det = detector_model();
-    // A transposed run builds no plain plan, neither for its own shape nor for the transposed one.
+    // A transposed run builds no plain plan, neither for its own shape nor for the transposed one. Where tract
+    // lays the graph out channels last (arm64), a transposed run is the plain run.
     det.run_transposed(input(512, 288, 3)).unwrap();
-    assert_eq!(det.cached_shapes(), Vec::<(usize, usize)>::new());
+    let plain_plans = if det.runs_transposed() {
+        vec![]
+    } else {
+        vec![(512, 288)]
+    };
+    assert_eq!(det.cached_shapes(), plain_plans);
+    #[cfg(target_arch = "x86_64")]
+    assert!(det.runs_transposed());
     for (h, w) in [(512, 288), (512, 32), (352, 160), (512, 512), (160, 512)] {
         let x = input(h, w, 3);
         let transposed = det.run_transposed(x.clone()).unwrap();
