@@ -39,23 +39,19 @@ mkdir -p "$target_dir" "$registry" "$out"
 
 root="$("$repo/scripts/debian-chroot.sh" arm64-chroot forky "$repo/ffi/arm64-chroot-packages.txt" arm64 | tail -n 1)"
 
-mounted=()
+# shellcheck source=../scripts/chroot-mounts.sh
+source "$repo/scripts/chroot-mounts.sh"
 cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
+  chroot_unmount_all
   [[ -n "$keep" ]] || rm -rf "$out"
 }
 trap cleanup EXIT
-bind() { # bind <source> <target inside chroot>
-  mkdir -p "$root$2"
-  mount --bind "$1" "$root$2"
-  mounted+=("$root$2")
-}
-mount -t proc proc "$root/proc" && mounted+=("$root/proc")
-bind /dev /dev
-bind "$repo" /repo
-bind "$registry" /root/.cargo/registry
-bind "$target_dir" /target
-bind "$out" /out
+chroot_proc
+chroot_bind /dev /dev
+chroot_bind "$repo" /repo
+chroot_bind "$registry" /root/.cargo/registry
+chroot_bind "$target_dir" /target
+chroot_bind "$out" /out
 
 # in_chroot <command>: runs it in /repo with the cross toolchain's environment.
 in_chroot() {

@@ -17,21 +17,14 @@ mkdir -p "$scratch"
 
 root="$("$here/setup-chroot.sh" | tail -n 1)"
 
-mounted=()
-cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-bind() { # bind <source> <target inside chroot>
-  mkdir -p "$root$2"
-  mount --bind "$1" "$root$2"
-  mounted+=("$root$2")
-}
-mount -t proc proc "$root/proc" && mounted+=("$root/proc")
-bind /dev /dev
-bind "$repo" /repo
-bind "$libdir" /netron-lib
-bind "$scratch" /swift-build
+# shellcheck source=../scripts/chroot-mounts.sh
+source "$repo/scripts/chroot-mounts.sh"
+trap chroot_unmount_all EXIT
+chroot_proc
+chroot_bind /dev /dev
+chroot_bind "$repo" /repo
+chroot_bind "$libdir" /netron-lib
+chroot_bind "$scratch" /swift-build
 
 chroot "$root" /usr/bin/env -i \
   PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 LD_LIBRARY_PATH=/netron-lib \
