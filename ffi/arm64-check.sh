@@ -21,9 +21,9 @@
 # host's cargo registry (bind-mounted; run a host build first), the aarch64 build goes to
 # ${NETRON_ARM64_TARGET_DIR:-/root/.cache/netron-ocr/target-arm64}.
 #
-# Not part of scripts/test.sh: a fresh run costs the chroot (about 1 GB, minutes of download) and two builds of
+# Not part of scripts/test.sh: a fresh run costs the chroot (about 2.9 GB, minutes of download) and two builds of
 # tract for arm64 (6 and 4 minutes on two cores in session 47: the fat-LTO library and the release CLI; the tests
-# add 2 minutes of build and about 15 of emulation). Needs root. NETRON_ARM64_OUT=DIR keeps the eval reports
+# add 2 minutes of build and about 30 of emulation). Needs root. NETRON_ARM64_OUT=DIR keeps the eval reports
 # and graphs of `scan` in DIR.
 set -euo pipefail
 
