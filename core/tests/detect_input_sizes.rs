@@ -27,6 +27,21 @@ fn shapes(outputs: &[Tensor]) -> Vec<Vec<usize>> {
     outputs.iter().map(|t| t.shape().to_vec()).collect()
 }
 
+/// The largest absolute difference between the elements of two runs' outputs (same shapes, float).
+fn max_abs_difference(a: &[Tensor], b: &[Tensor]) -> f32 {
+    let mut worst = 0f32;
+    for (a, b) in a.iter().zip(b) {
+        let (a, b) = (
+            a.to_plain_array_view::<f32>().unwrap(),
+            b.to_plain_array_view::<f32>().unwrap(),
+        );
+        for (p, q) in a.iter().zip(b.iter()) {
+            worst = worst.max((p - q).abs());
+        }
+    }
+    worst
+}
+
 #[test]
 fn outputs_follow_the_input_size() {
     let det = detector_model();
@@ -263,14 +278,7 @@ fn upsampling_deconvolutions_run_as_nearest_upsampling() {
             continue;
         }
         assert_eq!(shapes(&ours), shapes(&plain), "{h}x{w}");
-        let mut worst = 0f32;
-        for (a, b) in ours.iter().zip(&plain) {
-            let (a, b) = (
-                a.to_plain_array_view::<f32>().unwrap(),
-                b.to_plain_array_view::<f32>().unwrap(),
-            );
-            worst = (a.iter().zip(b.iter())).fold(worst, |m, (p, q)| m.max((p - q).abs()));
-        }
+        let worst = max_abs_difference(&ours, &plain);
         println!("{h}x{w}: max abs difference {worst:e}");
         assert!(worst <= 1e-4, "{h}x{w}: {worst}");
     }
@@ -298,16 +306,7 @@ fn transposed_runs_give_the_plain_outputs() {
         let transposed = det.run_transposed(x.clone()).unwrap();
         let plain = det.run_any_size(x).unwrap();
         assert_eq!(shapes(&transposed), shapes(&plain), "{h}x{w}");
-        let mut worst = 0f32;
-        for (a, b) in plain.iter().zip(&transposed) {
-            let (a, b) = (
-                a.to_plain_array_view::<f32>().unwrap(),
-                b.to_plain_array_view::<f32>().unwrap(),
-            );
-            for (p, q) in a.iter().zip(b.iter()) {
-                worst = worst.max((p - q).abs());
-            }
-        }
+        let worst = max_abs_difference(&plain, &transposed);
         println!("{h}x{w}: max abs difference {worst:e}");
         assert!(worst <= 1e-4, "{h}x{w}: {worst}");
     }
