@@ -2,7 +2,7 @@
 # The library built for arm64, the phones' instruction set, and checked there: its size, and what it reads from
 # the fixture scenes under user-mode emulation compared with the host build's reading.
 #
-#   ffi/arm64-check.sh [size] [scan] [tests]      (default: size scan)
+#   ffi/arm64-check.sh [size] [scan] [convert] [tests] [nnef]      (default: size scan convert)
 #
 #   size   the FFI cdylib for aarch64-unknown-linux-gnu the way ffi/size-report.sh builds `release-small
 #          --no-models --nnef` (opt-level "z", fat LTO, one codegen unit, the cdylib alone, packed relative
@@ -10,9 +10,13 @@
 #   scan   the CLI for aarch64 (release, the bundled ONNX models), `eval` on tests/fixtures/scenes under
 #          qemu-aarch64, and the host CLI's `eval` on the same images; prints every image whose figures or graph
 #          differ, then the count. Exits non-zero if any differs.
+#   convert  netron-ocr-convert built for aarch64 and run under qemu-aarch64 on models/, and the host's
+#          converter on the same files; compares the NNEF files byte for byte (a file converted on one kind of
+#          host must pass the manifest of a library built on the other). Exits non-zero if any differs.
 #   tests  core's unit tests and the integration tests that run the models (detect_input_sizes, classify_model,
-#          models_integrity, pipeline_fixtures, pipeline_non_netron), then the NNEF build's models_nnef (the phones'
-#          build), built for aarch64 and run under qemu-aarch64. (The whole suite takes over an hour emulated.)
+#          models_integrity, pipeline_fixtures, pipeline_non_netron), built for aarch64 and run under qemu-aarch64.
+#          (The whole suite takes over an hour emulated.)
+#   nnef   the NNEF build's models_nnef (the phones' build), likewise.
 #
 # Why a chroot: rustup cannot fetch other targets' standard libraries here, and this Debian's rustc is older than
 # tract needs. Debian forky packages rustc with an arm64 standard library, the cross gcc and qemu-user
@@ -29,7 +33,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 steps=("$@")
-((${#steps[@]})) || steps=(size scan)
+((${#steps[@]})) || steps=(size scan convert)
 target_dir="${NETRON_ARM64_TARGET_DIR:-/root/.cache/netron-ocr/target-arm64}"
 registry="${CARGO_HOME:-/root/.cargo}/registry"
 host_target="${CARGO_TARGET_DIR:-/root/.cache/netron-ocr/target}"
@@ -91,13 +95,35 @@ for step in "${steps[@]}"; do
         --json "$out/host.json" --graphs "$out/host-graphs" >"$out/host.log"
       python3 "$repo/ffi/arm64_compare.py" "$out/host.json" "$out/arm64.json" "$out/host-graphs" "$out/arm64-graphs"
       ;;
+    convert)
+      in_chroot "nice -n 10 cargo build ${cross[*]} --release -p netron-ocr-convert" >&2
+      mkdir -p "$out/arm64-nnef" "$out/host-nnef"
+      in_chroot "qemu-aarch64 -L /usr/aarch64-linux-gnu /target/aarch64-unknown-linux-gnu/release/netron-ocr-convert \
+        models /out/arm64-nnef" >&2
+      (cd "$repo" && CARGO_TARGET_DIR="$host_target" nice -n 10 cargo build --release -p netron-ocr-convert >&2)
+      "$host_target/release/netron-ocr-convert" "$repo/models" "$out/host-nnef" >&2
+      differ=0
+      for file in "$out"/host-nnef/*.nnef.tar; do
+        name="$(basename "$file")"
+        if cmp -s "$file" "$out/arm64-nnef/$name"; then
+          echo "same bytes on arm64 and the host: $name $(sha256sum <"$file" | cut -c1-16)"
+        else
+          echo "DIFFERENT on arm64 and the host: $name"
+          differ=$((differ + 1))
+        fi
+      done
+      echo "$differ NNEF files differ"
+      ((differ == 0))
+      ;;
     tests)
       in_chroot "nice -n 10 cargo test ${cross[*]} --release -p netron-ocr-core --no-fail-fast --lib \
         --test detect_input_sizes --test classify_model --test models_integrity --test pipeline_fixtures \
         --test pipeline_non_netron"
+      ;;
+    nnef)
       in_chroot "nice -n 10 cargo test ${cross[*]} --release -p netron-ocr-core --no-default-features \
         --features nnef,bundled-models --test models_nnef"
       ;;
-    *) echo "unknown step $step (size, scan, tests)" >&2; exit 2 ;;
+    *) echo "unknown step $step (size, scan, convert, tests, nnef)" >&2; exit 2 ;;
   esac
 done

@@ -18,8 +18,9 @@
 //!   tract cannot write that upsampling, nor some decluttered ops, with symbolic sizes, which is why the
 //!   detector (symbolic `h`, `w`) is written undecluttered and upsamples with a transposed convolution (the
 //!   core's loader turns it back into a nearest upsampling before optimizing, as it does for the ONNX file);
-//! - the bytes are deterministic (fixed tar timestamps): one ONNX file and one tract version give one NNEF file,
-//!   so its SHA-256 can stand in a manifest.
+//! - the bytes are deterministic (fixed tar timestamps) and do not depend on the converting host (see
+//!   [`declutter_portably`]): one ONNX file and one tract version give one NNEF file, so its SHA-256 can stand in a
+//!   manifest.
 
 use tract_onnx::prelude::*;
 use tract_onnx::tract_core::internal::format_err;
@@ -88,7 +89,7 @@ pub fn onnx_to_nnef(name: &str, onnx: &[u8]) -> TractResult<Vec<u8>> {
         .with_input_fact(0, f32::fact(shape).into())?
         .into_typed()?;
     if matches!(size, InputSize::Fixed(_) | InputSize::SymbolicWidth { .. }) {
-        typed = typed.into_decluttered()?;
+        declutter_portably(&mut typed)?;
     }
     typed.properties.clear();
     // tract's writer panics (`todo!`) on some symbolic dims instead of failing.
@@ -96,4 +97,31 @@ pub fn onnx_to_nnef(name: &str, onnx: &[u8]) -> TractResult<Vec<u8>> {
         tract_nnef::nnef().write_to_tar_with_config(&typed, Vec::new(), false, true)
     }))
     .unwrap_or_else(|_| Err(format_err!("tract's NNEF writer panicked on {name}")))
+}
+
+/// The name (its `Debug` form) of tract's declutter pass that applies the axis moves the ops suggest.
+const CHANGE_AXES_PASS: &str = "ChangeAxes";
+
+/// tract's declutter passes without [`CHANGE_AXES_PASS`], applied to `typed`.
+///
+/// The axis moves a graph gets from that pass depend on the host: tract 0.23.9 moves a float depthwise convolution
+/// of 16 channels or more to channels last where `tract_linalg` has a `depthwise_c_f32` kernel (arm64), not
+/// elsewhere (x86-64). Whole declutter therefore wrote other NNEF bytes on an arm64 host than on an x86-64 one, and
+/// a file converted on one was refused by the manifest of a library built on the other. The loader declutters
+/// again, with that pass, on the device that runs the graph, so nothing is lost by leaving it out here.
+///
+/// Fails if the pass is not found, so that a tract upgrade that renames it does not silently bring the host
+/// dependence back.
+pub fn declutter_portably(typed: &mut TypedModel) -> TractResult<()> {
+    let mut optimizer = tract_onnx::tract_core::optim::Optimizer::declutter();
+    let before = optimizer.passes.len();
+    optimizer
+        .passes
+        .retain(|pass| format!("{pass:?}") != CHANGE_AXES_PASS);
+    if optimizer.passes.len() + 1 != before {
+        return Err(format_err!(
+            "tract's declutter has no single {CHANGE_AXES_PASS} pass to leave out"
+        ));
+    }
+    optimizer.optimize(typed)
 }

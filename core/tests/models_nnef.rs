@@ -91,9 +91,9 @@ fn a_tampered_nnef_file_is_refused() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// What `netron-ocr-convert` writes for `kind`: the same bytes as the bundled conversion when both run on the same
-/// kind of host. (Not across hosts: on arm64 tract's declutter moves depthwise convolutions channels last, so the
-/// converter writes other bytes there than on x86-64, and this test fails on arm64; docs/mobile.md, session 47.)
+/// What `netron-ocr-convert` writes for `kind`: the same bytes as the bundled conversion, on any kind of host (the
+/// converter leaves out tract's host-dependent axis moves, `netron_ocr_convert::declutter_portably`; before session
+/// 48 this test failed on arm64, docs/mobile.md).
 fn netron_ocr_convert_output(kind: ModelKind) -> Vec<u8> {
     let onnx = std::fs::read(models_dir().join(format!("{}.onnx", kind.name()))).unwrap();
     netron_ocr_convert::onnx_to_nnef(kind.name(), &onnx).unwrap()
