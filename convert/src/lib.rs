@@ -100,7 +100,7 @@ pub fn onnx_to_nnef(name: &str, onnx: &[u8]) -> TractResult<Vec<u8>> {
 }
 
 /// The name (its `Debug` form) of tract's declutter pass that applies the axis moves the ops suggest.
-const CHANGE_AXES_PASS: &str = "ChangeAxes";
+pub const CHANGE_AXES_PASS: &str = "ChangeAxes";
 
 /// tract's declutter passes without [`CHANGE_AXES_PASS`], applied to `typed`.
 ///

@@ -78,6 +78,16 @@ pub enum PixelFormat {
 }
 
 impl PixelFormat {
+    /// Every format, in declaration order.
+    pub const ALL: [PixelFormat; 6] = [
+        PixelFormat::Rgba8,
+        PixelFormat::Bgra8,
+        PixelFormat::Rgb8,
+        PixelFormat::Nv21,
+        PixelFormat::Nv12,
+        PixelFormat::I420,
+    ];
+
     /// Number of planes: 1 for packed RGB, 2 for NV12/NV21, 3 for I420.
     pub fn plane_count(self) -> usize {
         match self {

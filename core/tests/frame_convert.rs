@@ -6,15 +6,6 @@ use netron_ocr_core::frame::{
     thumbnail_factor, FrameError, FrameInfo, PixelFormat, ResizeFilter, Rotation, MAX_PIXELS,
 };
 
-const FORMATS: [PixelFormat; 6] = [
-    PixelFormat::Rgba8,
-    PixelFormat::Bgra8,
-    PixelFormat::Rgb8,
-    PixelFormat::Nv21,
-    PixelFormat::Nv12,
-    PixelFormat::I420,
-];
-
 /// Random colours constant over aligned 2×2 blocks, so 4:2:0 chroma subsampling loses nothing.
 fn test_image(w: u32, h: u32, seed: u64) -> RgbImage {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -173,7 +164,7 @@ fn max_diff(a: &RgbImage, b: &RgbImage) -> u8 {
 fn every_format_round_trips_with_padded_strides() {
     for (w, h) in [(64, 48), (33, 17), (1, 1), (2, 3)] {
         let img = test_image(w, h, u64::from(w * 1000 + h));
-        for format in FORMATS {
+        for format in PixelFormat::ALL {
             for pad in [0, 5, 32] {
                 let (data, info) = encode_single(&img, format, pad);
                 assert_eq!(
@@ -245,7 +236,7 @@ fn yuv_matches_bt601_full_range_formula() {
 fn every_rotation_turns_clockwise() {
     let img = test_image(6, 4, 9);
     let (w, h) = (img.width(), img.height());
-    for format in FORMATS {
+    for format in PixelFormat::ALL {
         let (data, mut info) = encode_single(&img, format, 3);
         let upright = frame_to_rgb(&data, &info).unwrap();
         for rotation in [Rotation::R0, Rotation::R90, Rotation::R180, Rotation::R270] {
@@ -297,7 +288,7 @@ fn luma_thumbnail_is_an_area_average_for_every_format() {
         let f = thumbnail_factor(103, 61, max_side);
         assert!(103u32.div_ceil(f) <= max_side.max(1) || f == 1);
         let want = ref_thumbnail(&img, f);
-        for format in FORMATS {
+        for format in PixelFormat::ALL {
             let (data, info) = encode_single(&img, format, 4);
             let t = luma_thumbnail(&data, &info, max_side).unwrap();
             assert_eq!(
@@ -334,7 +325,7 @@ fn luma_thumbnail_rotates_and_reads_planes() {
 fn degenerate_shapes_convert() {
     for (w, h) in [(1, 7), (7, 1), (1, 1)] {
         let img = test_image(w, h, 1);
-        for format in FORMATS {
+        for format in PixelFormat::ALL {
             let (data, info) = encode_single(&img, format, 0);
             let out = frame_to_rgb(&data, &info).unwrap();
             assert!(max_diff(&img, &out) <= 2);
@@ -347,7 +338,7 @@ fn degenerate_shapes_convert() {
 #[test]
 fn short_buffers_are_rejected() {
     let img = test_image(16, 8, 2);
-    for format in FORMATS {
+    for format in PixelFormat::ALL {
         let (data, info) = encode_single(&img, format, 2);
         let last = format.plane_count() - 1;
         match frame_to_rgb(&data[..data.len() - 1], &info) {

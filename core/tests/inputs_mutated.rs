@@ -154,15 +154,6 @@ fn mutated_jpeg_files_decode_or_give_typed_errors() {
     );
 }
 
-const FORMATS: [PixelFormat; 6] = [
-    PixelFormat::Rgba8,
-    PixelFormat::Bgra8,
-    PixelFormat::Rgb8,
-    PixelFormat::Nv21,
-    PixelFormat::Nv12,
-    PixelFormat::I420,
-];
-
 /// A dimension: mostly small, sometimes 0, sometimes near the `u32` limit.
 fn dim(rng: &mut Rng) -> u32 {
     match rng.below(10) {
@@ -176,7 +167,7 @@ fn dim(rng: &mut Rng) -> u32 {
 /// A frame geometry near the tight one for a random format and size, with some strides perturbed, and a
 /// buffer whose length is near what that geometry needs (or arbitrary when it cannot be computed).
 fn random_frame(rng: &mut Rng) -> (FrameInfo, Vec<u8>) {
-    let format = FORMATS[rng.below(FORMATS.len() as u64) as usize];
+    let format = PixelFormat::ALL[rng.below(PixelFormat::ALL.len() as u64) as usize];
     let rotation = Rotation::from_degrees(90 * rng.below(4) as u32).unwrap_or_default();
     let mut info = FrameInfo::tight(format, dim(rng), dim(rng), rotation);
     for stride in &mut info.row_strides {
