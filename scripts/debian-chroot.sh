@@ -72,8 +72,11 @@ debootstrap --variant=minbase "$suite" "$dir" "$mirror" "${script[@]}" >&2
 
 packages="$(sed -e 's/#.*//' "$pkg_file" | tr -s ' \n' ' ')"
 log "installing in chroot: $packages"
-mount -t proc proc "$dir/proc"
-trap 'umount -l "$dir/proc" 2>/dev/null || true' EXIT
+root="$dir"
+# shellcheck source=chroot-mounts.sh
+source "$(dirname "${BASH_SOURCE[0]}")/chroot-mounts.sh"
+trap chroot_unmount_all EXIT
+chroot_proc
 add_arch=""
 [[ -z "$foreign" ]] || add_arch="dpkg --add-architecture $foreign && "
 apt_opts="-o Acquire::Check-Valid-Until=false"

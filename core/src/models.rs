@@ -770,8 +770,8 @@ fn split_square_max_pools(model: &mut TypedModel) -> TractResult<()> {
 /// the same outputs bit for bit on x86-64. On arm64 tract's vector and scalar paths round differently, so the
 /// outputs agree there up to float rounding, and tract moves the depthwise convolutions of 16 channels or more
 /// channels last, which this rewrite leaves alone. tract 0.23.9 vectorises a depthwise convolution's inner loop
-/// (along W) only where its input stride is 1; at stride 2 each output is a scalar sum of its taps. Computing every column and dropping
-/// half costs twice the products but runs them eight to a vector. Only explicit padding is taken (a `Same`
+/// (along W) only where its input stride is 1; at stride 2 each output is a scalar sum of its taps. Computing
+/// every column and dropping half costs twice the products but runs them eight to a vector. Only explicit padding is taken (a `Same`
 /// padding would change with the stride), and the rewrite is kept only where it gives the convolution's output
 /// shape. Measured per model in `BENCHMARKS.md` (session 44).
 fn unstride_depthwise_columns(model: &mut TypedModel) -> TractResult<()> {
@@ -1837,8 +1837,7 @@ mod tests {
     /// Running the strided depthwise convolutions at stride 1 along W and keeping every other column
     /// (`unstride_depthwise_columns`) leaves every output of the classifier, the cropper and the detector (at two
     /// tile sizes) the same bit for bit on x86-64 (within 1e-4 elsewhere: arm64's vector and scalar paths round
-    /// differently),
-    /// and each plan has columns kept (so the test fails if nothing is rewritten).
+    /// differently), and each plan has columns kept (so the test fails if nothing is rewritten).
     #[cfg(feature = "bundled-models")]
     #[test]
     fn unstrided_depthwise_columns_keep_each_models_outputs_bit_for_bit() {

@@ -29,17 +29,10 @@ fn shapes(outputs: &[Tensor]) -> Vec<Vec<usize>> {
 
 /// The largest absolute difference between the elements of two runs' outputs (same shapes, float).
 fn max_abs_difference(a: &[Tensor], b: &[Tensor]) -> f32 {
-    let mut worst = 0f32;
-    for (a, b) in a.iter().zip(b) {
-        let (a, b) = (
-            a.to_plain_array_view::<f32>().unwrap(),
-            b.to_plain_array_view::<f32>().unwrap(),
-        );
-        for (p, q) in a.iter().zip(b.iter()) {
-            worst = worst.max((p - q).abs());
-        }
-    }
-    worst
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| fixture_support::max_abs_diff(a, b))
+        .fold(0.0, f32::max)
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 mod fixture_support;
 
-use fixture_support::{models_dir, onnx_outputs, scenes_dir, truth};
+use fixture_support::{max_abs_diff, models_dir, onnx_outputs, scenes_dir, truth};
 use netron_ocr_core::models::{Model, ModelError, ModelKind, ModelSet};
 use netron_ocr_core::scanner::Scanner;
 use tract_onnx::prelude::*;
@@ -21,16 +21,6 @@ fn input(shape: &[usize]) -> Tensor {
     tract_ndarray::Array::from_shape_vec(shape.to_vec(), data)
         .unwrap()
         .into_tensor()
-}
-
-fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
-    assert_eq!(a.shape(), b.shape());
-    let a = a.to_plain_array_view::<f32>().unwrap();
-    let b = b.to_plain_array_view::<f32>().unwrap();
-    a.iter()
-        .zip(b.iter())
-        .map(|(p, q)| (p - q).abs())
-        .fold(0.0, f32::max)
 }
 
 #[test]

@@ -144,6 +144,17 @@ pub fn assert_upsamplings_are_nearest(plan: &TypedRunnableModel, what: &str) {
     assert!(!ops.iter().any(|o| o.contains("Deconv")), "{what}: {ops:?}");
 }
 
+/// The largest absolute difference between two float tensors of the same shape.
+pub fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
+    assert_eq!(a.shape(), b.shape());
+    let a = a.to_plain_array_view::<f32>().unwrap();
+    let b = b.to_plain_array_view::<f32>().unwrap();
+    a.iter()
+        .zip(b.iter())
+        .map(|(p, q)| (p - q).abs())
+        .fold(0.0, f32::max)
+}
+
 /// The committed ONNX model run by tract-onnx on `x`, outputs in `kind.output_names()` order.
 pub fn onnx_outputs(kind: ModelKind, x: &Tensor) -> Vec<Tensor> {
     let stem = kind.name();
