@@ -166,6 +166,10 @@ pub struct Args {
     /// `ScanParams::named_sinks_are_outputs`).
     #[arg(long, value_name = "P")]
     named_sink_min_reading: Option<f32>,
+    /// Whether such a card whose title reads as a name that names no operator is taken for a pill even when the
+    /// classifier gave it an operator (default: the scanner's, `ScanParams::sink_names_overrule_operator`).
+    #[arg(long, value_name = "BOOL")]
+    sink_names_overrule_operator: Option<bool>,
     /// Drop the tensor labels that no edge carries, whose text is neither a shape nor a number, and that lie at
     /// least this many title heights from every card, pill and traced edge (`ScanParams::far_uncarried_labels`,
     /// off by default; measured at 1.0).
@@ -535,6 +539,9 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.keep_named_sinks {
         params.named_sinks_are_outputs = None;
+    }
+    if let Some(on) = args.sink_names_overrule_operator {
+        params.sink_names_overrule_operator = on;
     }
     if let Some(gap) = args.drop_far_labels {
         params.far_uncarried_labels = Some(gap);

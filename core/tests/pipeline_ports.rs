@@ -8,7 +8,7 @@
 mod fixture_support;
 
 use netron_ocr_core::calibrate::CalibrationParams;
-use netron_ocr_core::graph::{parse_shape_text, GraphJson, Port};
+use netron_ocr_core::graph::{parse_shape_text, BBox, GraphJson, Port};
 use netron_ocr_core::models::ModelSet;
 use netron_ocr_core::scanner::{ScanParams, Scanner};
 
@@ -280,63 +280,93 @@ fn a_toolbar_button_taken_for_a_pill_is_dropped() {
     assert!(dropped.check().is_empty(), "{:?}", dropped.check());
 }
 
+/// The committed image, then copies of it shifted by one or two pixels (the first columns or rows dropped): what
+/// a view gives moves with the pixel grid (`models/METRICS.md`, session 48), so bounds are held over all of them.
+const SHIFTS: [(u32, u32); 6] = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (0, 2)];
+
 #[test]
 fn output_pills_taken_for_cards_become_outputs_with_their_edges() {
     let models = ModelSet::bundled().expect("bundled models load");
-    let scan = |scene: &fixture_support::FixtureScene, sinks: Option<f32>| {
+    let scanner = |sinks: Option<f32>| {
         let params = ScanParams {
             named_sinks_are_outputs: sinks,
             ..ScanParams::default()
         };
-        let scanner = Scanner::with_params(&models, params).expect("scanner");
-        scanner.scan_file(&scene.image_path).expect("scan").graph
+        Scanner::with_params(&models, params).expect("scanner")
     };
+    let (without, with) = (
+        scanner(None),
+        scanner(ScanParams::default().named_sinks_are_outputs),
+    );
     for scene in fixture_support::sink_scenes() {
         let truth = scene.truth();
-        let (kept, moved) = (
-            scan(&scene, None),
-            scan(&scene, ScanParams::default().named_sinks_are_outputs),
-        );
-        let true_output = |p: &Port| truth.outputs.iter().find(|t| t.bbox.iou(&p.bbox) >= 0.5);
-        let found = |g: &GraphJson| {
-            g.outputs
-                .iter()
-                .filter(|p| true_output(p).is_some())
-                .count()
-        };
-        // Without the rule the detector's cards stay cards: at most one of the five outputs is found.
         assert_eq!(truth.outputs.len(), 5);
-        assert!(found(&kept) <= 1, "{}: {:?}", scene.name, kept.outputs);
-        // With it, at least four are, no output is false, each is fed by an edge, and the cards that became
-        // outputs leave the nodes.
-        assert!(found(&moved) >= 4, "{}: {:?}", scene.name, moved.outputs);
-        assert_eq!(
-            found(&moved),
-            moved.outputs.len(),
-            "{}: {:?}",
-            scene.name,
-            moved.outputs
-        );
-        assert!(
-            moved.outputs.iter().all(|p| joined(p, &moved)),
-            "{}",
-            scene.name
-        );
-        let turned = moved.outputs.len() - kept.outputs.len();
-        assert_eq!(
-            moved.nodes.len() + turned,
-            kept.nodes.len(),
-            "{}",
-            scene.name
-        );
-        assert_eq!(moved.edges.len(), kept.edges.len(), "{}", scene.name);
-        assert!(moved.check().is_empty(), "{:?}", moved.check());
-        // The screenshot's names read exactly.
-        if scene.kind == "shot" {
-            let exact = (moved.outputs.iter())
+        let image = scene.image();
+        let (mut found_with, mut found_without, mut exact_names) = (0, 0, 0);
+        for (dx, dy) in SHIFTS {
+            let what = format!("{} shifted by ({dx}, {dy})", scene.name);
+            let shifted =
+                image::imageops::crop_imm(&image, dx, dy, image.width() - dx, image.height() - dy)
+                    .to_image();
+            let scan = |s: &Scanner| s.scan_rgb(&shifted).expect("scan").graph;
+            let (kept, moved) = (scan(&without), scan(&with));
+            let true_output = |p: &Port| {
+                let (dx, dy) = (dx as f32, dy as f32);
+                let b = &p.bbox;
+                let b = BBox::new(b.x0 + dx, b.y0 + dy, b.x1 + dx, b.y1 + dy);
+                truth.outputs.iter().find(|t| t.bbox.iou(&b) >= 0.5)
+            };
+            let found = |g: &GraphJson| {
+                g.outputs
+                    .iter()
+                    .filter(|p| true_output(p).is_some())
+                    .count()
+            };
+            // The rule never loses an output the detector found as one.
+            assert!(found(&moved) >= found(&kept), "{what}: {:?}", moved.outputs);
+            // With it no output is false, each is fed by an edge, and the cards that became outputs leave the
+            // nodes.
+            assert_eq!(
+                found(&moved),
+                moved.outputs.len(),
+                "{what}: {:?}",
+                moved.outputs
+            );
+            assert!(moved.outputs.iter().all(|p| joined(p, &moved)), "{what}");
+            let turned = moved.outputs.len() - kept.outputs.len();
+            assert_eq!(moved.nodes.len() + turned, kept.nodes.len(), "{what}");
+            assert_eq!(moved.edges.len(), kept.edges.len(), "{what}");
+            assert!(moved.check().is_empty(), "{:?}", moved.check());
+            found_with += found(&moved);
+            found_without += found(&kept);
+            exact_names += (moved.outputs.iter())
                 .filter(|p| true_output(p).is_some_and(|t| t.name == p.name))
                 .count();
-            assert!(exact >= 4, "{:?}", moved.outputs);
+            eprintln!(
+                "{what}: {} of 5 outputs with the rule, {} without",
+                found(&moved),
+                found(&kept)
+            );
+        }
+        // Without the rule the detector's cards stay cards: at most two of the five outputs are found on average
+        // over the shifts. With it, at least four are; on the screenshot most names read exactly.
+        let views = SHIFTS.len();
+        assert!(
+            found_without <= 2 * views,
+            "{}: {found_without} outputs in {views} views",
+            scene.name
+        );
+        assert!(
+            found_with >= 4 * views,
+            "{}: {found_with} outputs in {views} views",
+            scene.name
+        );
+        if scene.kind == "shot" {
+            assert!(
+                exact_names >= 4 * views,
+                "{}: {exact_names} names exact",
+                scene.name
+            );
         }
     }
 }
