@@ -647,19 +647,32 @@ pub const SINK_BORDER_PX: f32 = 2.0;
 /// heights of the cards whose operator is known: a pill is one line of text high, as a card's title is.
 pub const SINK_MAX_TITLE_HEIGHTS: f32 = 1.5;
 
-/// The nodes of `found` that are graph outputs by [`ScanParams::named_sinks_are_outputs`] (`min_reading` its
-/// value), each with its pill: the card's box, its detector confidence times its title reading's, and that
-/// reading as the name. `title_boxes[k]` is node `k`'s title box and `title_reads[k]` its reading, if its title
-/// was read; `overruled[k]` is true where that reading names no operator and so overrules the classifier's
-/// ([`ScanParams::sink_names_overrule_operator`]); `crop` the crop in source pixels; `edges` use the ids of
-/// [`Detections`].
+/// The nodes' titles as a scan read them: `reads[k]` is node `k`'s reading (`None` where its title was not
+/// read) and, where that reading names no operator ([`TitleJoin::Name`]), `names[k]` its confidence.
+#[derive(Debug, Clone, Default)]
+pub struct TitleReadings {
+    pub reads: Vec<Option<TextRead>>,
+    pub names: Vec<Option<f32>>,
+}
+
+/// How [`named_sink_outputs`] takes cards for pills: the values of [`ScanParams::named_sinks_are_outputs`] and
+/// [`ScanParams::sink_names_overrule_operator`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SinkRule {
+    pub min_reading: f32,
+    pub names_overrule_operator: bool,
+}
+
+/// The nodes of `found` that are graph outputs by [`ScanParams::named_sinks_are_outputs`], each with its pill:
+/// the card's box, its detector confidence times its title reading's, and that reading as the name.
+/// `title_boxes[k]` is node `k`'s title box and `titles` their readings; `crop` the crop in source pixels; `edges`
+/// use the ids of [`Detections`].
 pub fn named_sink_outputs(
     found: &Detections,
     edges: &[RecoveredEdge],
     title_boxes: &[BBox],
-    title_reads: &[Option<TextRead>],
-    overruled: &[bool],
-    min_reading: f32,
+    titles: &TitleReadings,
+    rule: SinkRule,
     crop: &BBox,
     vocab: &crate::vocab::Vocab,
 ) -> Vec<(usize, PortDetection)> {
@@ -684,9 +697,10 @@ pub fn named_sink_outputs(
     let Some(title_height) = classify::median(known_titles).map(|h| h as f32) else {
         return Vec::new();
     };
+    let is_name = |k: usize| titles.names.get(k).is_some_and(Option::is_some);
     let mut moved = Vec::new();
     for (k, node) in found.nodes.iter().enumerate() {
-        let Some(Some(read)) = title_reads.get(k) else {
+        let Some(Some(read)) = titles.reads.get(k) else {
             continue;
         };
         let name = read.text.trim();
@@ -700,10 +714,10 @@ pub fn named_sink_outputs(
         .iter()
         .all(|&d| d >= SINK_BORDER_PX);
         let overrules =
-            |op: &str| overruled.get(k).copied().unwrap_or(false) && !spells_operator(name, op);
+            |op: &str| rule.names_overrule_operator && is_name(k) && !spells_operator(name, op);
         if node.op.as_deref().is_some_and(|op| !overrules(op))
             || !node.weights.is_empty()
-            || read.confidence < min_reading
+            || read.confidence < rule.min_reading
             || name.is_empty()
             || reads_as_shape(name)
             || reads_as_row(name)
@@ -1118,8 +1132,7 @@ impl Scanner {
         timings.classify += ms(t);
 
         let t = Instant::now();
-        let (title_reads, name_titles) =
-            self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
+        let titles = self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
         timings.read += ms(t);
 
         let t = Instant::now();
@@ -1326,23 +1339,23 @@ impl Scanner {
             timings.assemble = ms(t) + direction_ms;
             return self.empty_result(size, crop, crop_added, quality, timings);
         }
-        if let Some(min) = self.params.named_sinks_are_outputs {
+        if let Some(min_reading) = self.params.named_sinks_are_outputs {
             let vocab = self.classifier.vocab();
-            let overruled: Vec<bool> = (name_titles.iter())
-                .map(|n| self.params.sink_names_overrule_operator && n.is_some())
-                .collect();
+            let rule = SinkRule {
+                min_reading,
+                names_overrule_operator: self.params.sink_names_overrule_operator,
+            };
             let mut moved = named_sink_outputs(
                 &found,
                 &edge_result.edges,
                 &title_boxes,
-                &title_reads,
-                &overruled,
-                min,
+                &titles,
+                rule,
                 &crop.bbox,
                 vocab,
             );
             // The pills' own names are no evidence of names mode; the other cards' names are.
-            let names_elsewhere = (name_titles.iter().enumerate())
+            let names_elsewhere = (titles.names.iter().enumerate())
                 .map(|(k, &name)| name.filter(|_| !moved.iter().any(|(m, _)| *m == k)));
             if self.names_view(names_elsewhere) {
                 moved.clear();
@@ -1605,44 +1618,29 @@ impl Scanner {
     /// and joins each reading with the classifier's prediction ([`title_ops::join_title_reading`]); then, in a
     /// view found in names mode ([`ScanParams::names_view_min_titles`]), the other titles too.
     ///
-    /// Returns each node's title reading (`None` for a title not read) and, for each title read as a name that
-    /// names no operator ([`TitleJoin::Name`]), that reading's confidence; the view is in names mode when
-    /// [`ScanParams::names_view_min_titles`] of those reach [`ScanParams::name_titles_min_reading`].
+    /// The view is in names mode when [`ScanParams::names_view_min_titles`] of the returned
+    /// [`TitleReadings::names`] reach [`ScanParams::name_titles_min_reading`].
     fn read_unsure_titles(
         &self,
         image: &RgbImage,
         title_boxes: &[BBox],
         ops: &mut [OpPrediction],
         skew: f64,
-    ) -> Result<(Vec<Option<TextRead>>, Vec<Option<f32>>), ScanError> {
-        let mut readings = vec![None; ops.len()];
-        let mut names = vec![None; ops.len()];
+    ) -> Result<TitleReadings, ScanError> {
+        let mut titles = TitleReadings {
+            reads: vec![None; ops.len()],
+            names: vec![None; ops.len()],
+        };
         let Some(below) = self.params.read_titles_below else {
-            return Ok((readings, names));
+            return Ok(titles);
         };
         let (unsure, sure): (Vec<usize>, Vec<usize>) =
             (0..ops.len()).partition(|&i| ops[i].confidence < below);
-        self.join_title_readings(
-            image,
-            title_boxes,
-            ops,
-            &unsure,
-            skew,
-            &mut readings,
-            &mut names,
-        )?;
-        if self.names_view(names.iter().copied()) {
-            self.join_title_readings(
-                image,
-                title_boxes,
-                ops,
-                &sure,
-                skew,
-                &mut readings,
-                &mut names,
-            )?;
+        self.join_title_readings(image, title_boxes, ops, &unsure, skew, &mut titles)?;
+        if self.names_view(titles.names.iter().copied()) {
+            self.join_title_readings(image, title_boxes, ops, &sure, skew, &mut titles)?;
         }
-        Ok((readings, names))
+        Ok(titles)
     }
 
     /// Whether titles read as names that name no operator, with these confidences, put the view in names mode
@@ -1656,8 +1654,8 @@ impl Scanner {
     }
 
     /// Reads the titles `nodes` and joins each reading with the node's prediction, falling back on the header's
-    /// category where a surely read name names no operator ([`ScanParams::name_titles_min_reading`]). Each reading
-    /// goes to `readings[node]`, and where it names no operator its confidence goes to `names[node]`.
+    /// category where a surely read name names no operator ([`ScanParams::name_titles_min_reading`]), into
+    /// `titles`.
     fn join_title_readings(
         &self,
         image: &RgbImage,
@@ -1665,8 +1663,7 @@ impl Scanner {
         ops: &mut [OpPrediction],
         nodes: &[usize],
         skew: f64,
-        readings: &mut [Option<TextRead>],
-        names: &mut [Option<f32>],
+        titles: &mut TitleReadings,
     ) -> Result<(), ScanError> {
         if nodes.is_empty() {
             return Ok(());
@@ -1691,7 +1688,7 @@ impl Scanner {
                 &self.params.titles,
             );
             if join == TitleJoin::Name {
-                names[i] = Some(read.confidence);
+                titles.names[i] = Some(read.confidence);
             }
             match join {
                 TitleJoin::Operator(joined) => ops[i] = joined,
@@ -1705,9 +1702,7 @@ impl Scanner {
                 }
                 TitleJoin::Name | TitleJoin::Unusable => {}
             }
-            if let Some(slot) = readings.get_mut(i) {
-                *slot = Some(read);
-            }
+            titles.reads[i] = Some(read);
         }
         Ok(())
     }
@@ -1771,8 +1766,24 @@ mod tests {
         let titles: Vec<BBox> = found.nodes.iter().map(|n| n.bbox).collect();
         let edges = vec![edge("n0", "n1")];
         let reads = vec![None, reading("prob", 0.5)];
+        let rule = SinkRule {
+            min_reading: 0.05,
+            names_overrule_operator: true,
+        };
+        // `names`: the titles read as names that name no operator.
+        let sinks_named = |found: &Detections, reads: &[Option<TextRead>], names: &[bool]| {
+            let read = TitleReadings {
+                reads: reads.to_vec(),
+                names: names.iter().map(|&n| n.then_some(0.5)).collect(),
+            };
+            named_sink_outputs(found, &edges, &titles, &read, rule, &crop, &vocab)
+        };
         let sinks = |found: &Detections, edges: &[RecoveredEdge], reads: &[Option<TextRead>]| {
-            named_sink_outputs(found, edges, &titles, reads, &[], 0.05, &crop, &vocab)
+            let read = TitleReadings {
+                reads: reads.to_vec(),
+                names: Vec::new(),
+            };
+            named_sink_outputs(found, edges, &titles, &read, rule, &crop, &vocab)
         };
         let moved = sinks(&found, &edges, &reads);
         assert_eq!(moved.len(), 1);
@@ -1813,49 +1824,24 @@ mod tests {
         let mut sure = found.clone();
         sure.nodes[1].op = Some("Relu".into());
         assert!(kept(&sure, &edges, &reads), "its operator known");
-        let overruled = |overruled: &[bool]| {
-            named_sink_outputs(
-                &sure, &edges, &titles, &reads, overruled, 0.05, &crop, &vocab,
-            )
-        };
         assert_eq!(
-            overruled(&[false, true]).len(),
+            sinks_named(&sure, &reads, &[false, true]).len(),
             1,
             "its title overrules the operator"
         );
         assert!(
-            overruled(&[true, false]).is_empty(),
+            sinks_named(&sure, &reads, &[true, false]).is_empty(),
             "another title overruled"
         );
         let mut spelled = sure.clone();
         spelled.nodes[1].op = Some("ConstantOfShape".into());
         for text in ["Stateful…antOfShape", "Stateful…tOfShape_12"] {
-            let reads = [None, reading(text, 0.5)];
-            let moved = named_sink_outputs(
-                &spelled,
-                &edges,
-                &titles,
-                &reads,
-                &[false, true],
-                0.05,
-                &crop,
-                &vocab,
-            );
+            let moved = sinks_named(&spelled, &[None, reading(text, 0.5)], &[false, true]);
             assert!(moved.is_empty(), "{text:?} spells the operator");
         }
-        let reads = [None, reading("onnx::ConstantOfShape_12", 0.5)];
-        let moved = named_sink_outputs(
-            &spelled,
-            &edges,
-            &titles,
-            &reads,
-            &[false, true],
-            0.05,
-            &crop,
-            &vocab,
-        );
+        let pill = [None, reading("onnx::ConstantOfShape_12", 0.5)];
         assert_eq!(
-            moved.len(),
+            sinks_named(&spelled, &pill, &[false, true]).len(),
             1,
             "a pill's name holding its producer's operator"
         );
