@@ -460,6 +460,9 @@ pub struct ScanDebug {
     pub detect: DetectDebug,
     /// Title box of each graph node (`graph.nodes[k]` ↔ `title_boxes[k]`).
     pub title_boxes: Vec<BBox>,
+    /// The OCR's reading of each graph node's title, where it was read ([`ScanParams::read_titles_below`]; same
+    /// indices as `title_boxes`).
+    pub titles: TitleReadings,
     /// Classifier output per graph node.
     pub ops: Vec<OpPrediction>,
     /// OCR per detected tensor label, input and output, then per weight row of each card, in that order (the
@@ -980,6 +983,7 @@ impl Scanner {
             detections: Vec::new(),
             detect: DetectDebug::default(),
             title_boxes: Vec::new(),
+            titles: TitleReadings::default(),
             ops: Vec::new(),
             texts: Vec::new(),
             edges: Vec::new(),
@@ -1132,7 +1136,7 @@ impl Scanner {
         timings.classify += ms(t);
 
         let t = Instant::now();
-        let titles = self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
+        let mut titles = self.read_unsure_titles(image, &title_boxes, &mut ops, skew)?;
         timings.read += ms(t);
 
         let t = Instant::now();
@@ -1369,6 +1373,10 @@ impl Scanner {
             title_boxes.retain(|_| moved_title.next() != Some(&true));
             let mut moved_op = gone.iter();
             ops.retain(|_| moved_op.next() != Some(&true));
+            let mut moved_read = gone.iter();
+            titles.reads.retain(|_| moved_read.next() != Some(&true));
+            let mut moved_name = gone.iter();
+            titles.names.retain(|_| moved_name.next() != Some(&true));
         }
         if let Some(min_gap) = self.params.far_uncarried_labels {
             let heights = title_boxes.iter().map(|t| f64::from(t.height())).collect();
@@ -1436,6 +1444,7 @@ impl Scanner {
             detect: detect_debug,
             title_boxes,
             ops,
+            titles,
             texts,
             edges: edge_result.edges,
             direction,

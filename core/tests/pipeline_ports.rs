@@ -290,6 +290,7 @@ fn output_pills_taken_for_cards_become_outputs_with_their_edges() {
     let scanner = |sinks: Option<f32>| {
         let params = ScanParams {
             named_sinks_are_outputs: sinks,
+            debug: true,
             ..ScanParams::default()
         };
         Scanner::with_params(&models, params).expect("scanner")
@@ -308,8 +309,14 @@ fn output_pills_taken_for_cards_become_outputs_with_their_edges() {
             let shifted =
                 image::imageops::crop_imm(&image, dx, dy, image.width() - dx, image.height() - dy)
                     .to_image();
-            let scan = |s: &Scanner| s.scan_rgb(&shifted).expect("scan").graph;
-            let (kept, moved) = (scan(&without), scan(&with));
+            let scan = |s: &Scanner| s.scan_rgb(&shifted).expect("scan");
+            let (kept, with_result) = (scan(&without).graph, scan(&with));
+            // The debug output's titles follow the nodes that stay cards.
+            let debug = with_result.debug.expect("debug output");
+            let moved = with_result.graph;
+            assert_eq!(debug.title_boxes.len(), moved.nodes.len(), "{what}");
+            assert_eq!(debug.titles.reads.len(), moved.nodes.len(), "{what}");
+            assert_eq!(debug.titles.names.len(), moved.nodes.len(), "{what}");
             let true_output = |p: &Port| {
                 let (dx, dy) = (dx as f32, dy as f32);
                 let b = &p.bbox;
