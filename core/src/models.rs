@@ -771,9 +771,9 @@ fn split_square_max_pools(model: &mut TypedModel) -> TractResult<()> {
 /// outputs agree there up to float rounding, and tract moves the depthwise convolutions of 16 channels or more
 /// channels last, which this rewrite leaves alone. tract 0.23.9 vectorises a depthwise convolution's inner loop
 /// (along W) only where its input stride is 1; at stride 2 each output is a scalar sum of its taps. Computing
-/// every column and dropping half costs twice the products but runs them eight to a vector. Only explicit padding is taken (a `Same`
-/// padding would change with the stride), and the rewrite is kept only where it gives the convolution's output
-/// shape. Measured per model in `BENCHMARKS.md` (session 44).
+/// every column and dropping half costs twice the products but runs them eight to a vector. Only explicit
+/// padding is taken (a `Same` padding would change with the stride), and the rewrite is kept only where it gives
+/// the convolution's output shape. Measured per model in `BENCHMARKS.md` (session 44).
 fn unstride_depthwise_columns(model: &mut TypedModel) -> TractResult<()> {
     for id in model.eval_order()? {
         let node = &model.nodes()[id];

@@ -771,6 +771,12 @@ fn spells_operator(reading: &str, op: &str) -> bool {
     tail.chars().count() >= 3 && op.to_lowercase().ends_with(tail)
 }
 
+/// Removes the items of `items` whose index is `true` in `marked` (items past its end stay).
+fn drop_marked<T>(items: &mut Vec<T>, marked: &[bool]) {
+    let mut marked = marked.iter();
+    items.retain(|_| marked.next() != Some(&true));
+}
+
 /// The gap between two boxes: the larger of their horizontal and vertical gaps (0 where they overlap).
 fn box_gap(a: &BBox, b: &BBox) -> f32 {
     let dx = (b.x0 - a.x1).max(a.x0 - b.x1).max(0.0);
@@ -1369,14 +1375,10 @@ impl Scanner {
                 gone[*k] = true;
             }
             found.nodes_to_outputs(&mut edge_result.edges, moved);
-            let mut moved_title = gone.iter();
-            title_boxes.retain(|_| moved_title.next() != Some(&true));
-            let mut moved_op = gone.iter();
-            ops.retain(|_| moved_op.next() != Some(&true));
-            let mut moved_read = gone.iter();
-            titles.reads.retain(|_| moved_read.next() != Some(&true));
-            let mut moved_name = gone.iter();
-            titles.names.retain(|_| moved_name.next() != Some(&true));
+            drop_marked(&mut title_boxes, &gone);
+            drop_marked(&mut ops, &gone);
+            drop_marked(&mut titles.reads, &gone);
+            drop_marked(&mut titles.names, &gone);
         }
         if let Some(min_gap) = self.params.far_uncarried_labels {
             let heights = title_boxes.iter().map(|t| f64::from(t.height())).collect();
