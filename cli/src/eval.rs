@@ -171,10 +171,17 @@ pub struct Args {
     #[arg(long, value_name = "BOOL")]
     sink_names_overrule_operator: Option<bool>,
     /// Drop the tensor labels that no edge carries, whose text is neither a shape nor a number, and that lie at
-    /// least this many title heights from every card, pill and traced edge (`ScanParams::far_uncarried_labels`,
-    /// off by default; measured at 1.0).
+    /// least this many title heights from every card, pill and traced edge (default: the scanner's,
+    /// `ScanParams::far_uncarried_labels`, 1.0).
     #[arg(long, value_name = "TITLE_HEIGHTS")]
     drop_far_labels: Option<f32>,
+    /// Keep those labels (measures what dropping them adds).
+    #[arg(long, conflicts_with = "drop_far_labels")]
+    keep_far_labels: bool,
+    /// With `--drop-far-labels`, drop nothing in a view with fewer such labels than this
+    /// (`ScanParams::far_uncarried_min_labels`; default: the scanner's).
+    #[arg(long, value_name = "N")]
+    far_labels_min: Option<usize>,
     /// Keep inputs and outputs whose text holds `=` or `〈`/`〉` (measures what dropping them adds,
     /// `ScanParams::drop_row_text_ports`).
     #[arg(long)]
@@ -545,6 +552,12 @@ pub fn run(args: &Args) -> u8 {
     }
     if let Some(gap) = args.drop_far_labels {
         params.far_uncarried_labels = Some(gap);
+    }
+    if args.keep_far_labels {
+        params.far_uncarried_labels = None;
+    }
+    if let Some(n) = args.far_labels_min {
+        params.far_uncarried_min_labels = n;
     }
     if let Some(p) = args.read_titles_below {
         params.read_titles_below = Some(p);
