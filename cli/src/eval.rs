@@ -178,10 +178,10 @@ pub struct Args {
     /// Keep those labels (measures what dropping them adds).
     #[arg(long, conflicts_with = "drop_far_labels")]
     keep_far_labels: bool,
-    /// With `--drop-far-labels`, drop nothing in a view with fewer such labels than this
-    /// (`ScanParams::far_uncarried_min_labels`; default: the scanner's).
+    /// Drop those labels only in a view where at least this many of them stand in a column, as a sidebar's words
+    /// do (`ScanParams::far_uncarried_min_column`; default: the scanner's; 0: wherever they are).
     #[arg(long, value_name = "N")]
-    far_labels_min: Option<usize>,
+    far_labels_column: Option<usize>,
     /// Keep inputs and outputs whose text holds `=` or `〈`/`〉` (measures what dropping them adds,
     /// `ScanParams::drop_row_text_ports`).
     #[arg(long)]
@@ -556,8 +556,8 @@ pub fn run(args: &Args) -> u8 {
     if args.keep_far_labels {
         params.far_uncarried_labels = None;
     }
-    if let Some(n) = args.far_labels_min {
-        params.far_uncarried_min_labels = n;
+    if let Some(n) = args.far_labels_column {
+        params.far_uncarried_min_column = n;
     }
     if let Some(p) = args.read_titles_below {
         params.read_titles_below = Some(p);

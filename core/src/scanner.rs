@@ -39,8 +39,8 @@
 //!    only when they join many ([`ScanParams::min_bridged_share`]); the result is then empty, like a cropper
 //!    rejection; otherwise cards without an operator whose title reads as a name and that edges only enter
 //!    become output pills ([`ScanParams::named_sinks_are_outputs`]), optionally tensor labels that no edge
-//!    carries and that lie away from the graph are dropped where a view has several
-//!    ([`ScanParams::far_uncarried_labels`], [`ScanParams::far_uncarried_min_labels`]), and input and output pills that no edge joins to a node are dropped unless their name reads
+//!    carries and that lie away from the graph are dropped where some of them stand in a column, as a sidebar's
+//!    words do ([`ScanParams::far_uncarried_labels`], [`ScanParams::far_uncarried_min_column`]), and input and output pills that no edge joins to a node are dropped unless their name reads
 //!    confidently ([`ScanParams::unconnected_port_min_confidence`]) and is more than one character and not only
 //!    digits ([`ScanParams::drop_unconnected_glyph_ports`]);
 //! 8. legibility: the height of the view's text in source pixels ([`text_height`], from the title boxes) is
@@ -247,17 +247,18 @@ pub struct ScanParams {
     /// words of Netron's sidebar or of windows beside the canvas (`pads`, `strides`, `version`), which the
     /// detector takes for labels in names mode's style. Applied after [`ScanParams::named_sinks_are_outputs`].
     /// `None`: off. Default `Some(1.0)` (session 50; off before), with
-    /// [`ScanParams::far_uncarried_min_labels`]: alone, at 1.0, tensor-label F1 rose on the photos of every
+    /// [`ScanParams::far_uncarried_min_column`]: alone, at 1.0, tensor-label F1 rose on the photos of every
     /// synthetic set by 0.4–1.0 points but fell on the screenshots of four of five by 0.1 (`models/METRICS.md`,
     /// session 45), where labels whose edge was not traced go with it.
     pub far_uncarried_labels: Option<f32>,
-    /// [`ScanParams::far_uncarried_labels`] drops nothing in a view where fewer than this many labels meet its
-    /// conditions: a sidebar or a window beside the canvas brings many such words at once, while a true label
-    /// whose edge was not traced mostly comes alone. Default 2 (session 50): on the five synthetic development
-    /// sets the views with one such label held 27 of the 57 true labels dropped and 52 of the 211 false ones;
-    /// with 2, tensor-label F1 on photos rose by 0.2–1.0 points and on screenshots moved by −0.04 to 0
-    /// (`models/METRICS.md`, session 50). 1: every such label is dropped.
-    pub far_uncarried_min_labels: usize,
+    /// [`ScanParams::far_uncarried_labels`] drops nothing in a view where fewer than this many of the labels that
+    /// meet its conditions stand in a column ([`labels_in_column`]: the left edge within one title height of
+    /// another's, on another line). A sidebar or a panel beside the canvas lists its words left-aligned; true
+    /// labels whose edges were not traced lie scattered along those edges. 0: every such label is dropped.
+    /// Default 2 (session 50): on six synthetic sets it kept most of the rule's gain on photos without its cost
+    /// on screenshots, where a minimum count of such labels (2) still cost LIFT2's screenshots 0.4 points
+    /// (`models/METRICS.md`, session 50).
+    pub far_uncarried_min_column: usize,
     /// Paddings of the second crops of unsure input and output pills (labels, weight rows and titles use
     /// [`ReadParams::reread_pads`]). Default `[0.0]`: on the development split port-name match (photos /
     /// screenshots) was 0.738 / 0.872 read once, 0.742 / 0.872 re-read from pad 0.3 and 0.781 / 0.884 from pad
@@ -393,7 +394,7 @@ impl Default for ScanParams {
             named_sinks_are_outputs: Some(0.05),
             sink_names_overrule_operator: true,
             far_uncarried_labels: Some(1.0),
-            far_uncarried_min_labels: 2,
+            far_uncarried_min_column: 2,
             port_reread_pads: &[0.0],
             titles: TitleParams::default(),
             shape_text_ports_are_labels: true,
@@ -550,6 +551,22 @@ pub fn connected_share<'a>(
         .filter(|&k| ends.contains(Detections::node_id(k).as_str()))
         .count();
     joined as f32 / nodes as f32
+}
+
+/// How many of `boxes` stand in a column with another: a left edge within one `title_height` of another box's,
+/// whose centre lies at least half a title height above or below. The words of a sidebar or a property panel
+/// are listed so ([`ScanParams::far_uncarried_min_column`]).
+pub fn labels_in_column(boxes: &[BBox], title_height: f32) -> usize {
+    let centre = |b: &BBox| (b.y0 + b.y1) / 2.0;
+    (boxes.iter().enumerate())
+        .filter(|&(i, b)| {
+            (boxes.iter().enumerate()).any(|(j, o)| {
+                j != i
+                    && (o.x0 - b.x0).abs() <= title_height
+                    && (centre(o) - centre(b)).abs() >= 0.5 * title_height
+            })
+        })
+        .count()
 }
 
 /// Whether the edges recovered between `nodes` node cards are too few to show a graph
@@ -1412,15 +1429,16 @@ impl Scanner {
             let carried: HashSet<String> = (edge_result.edges.iter())
                 .filter_map(|e| e.label.clone())
                 .collect();
-            let far = (found.labels.iter().enumerate())
+            let far: Vec<BBox> = (found.labels.iter().enumerate())
                 .filter(|(k, l)| {
                     !carried.contains(&Detections::tensor_id(*k))
                         && !kept_anyway(l, &edge_result.edges)
                 })
-                .count();
+                .map(|(_, l)| l.bbox)
+                .collect();
             if title_height > 0.0
                 && !elements.is_empty()
-                && far >= self.params.far_uncarried_min_labels
+                && labels_in_column(&far, title_height) >= self.params.far_uncarried_min_column
             {
                 let kept = found.drop_uncarried_labels(&mut edge_result.edges, |_, l, edges| {
                     kept_anyway(l, edges)
@@ -1912,6 +1930,35 @@ mod tests {
         // A lone card is another rule's.
         assert_eq!(connected_share(1, &[]), 1.0);
         assert_eq!(connected_share(0, &[]), 1.0);
+    }
+
+    #[test]
+    fn labels_in_column_are_left_aligned_on_different_lines() {
+        let word = |x0: f32, y0: f32, w: f32| BBox::new(x0, y0, x0 + w, y0 + 10.0);
+        // A sidebar: two columns of words, their left edges within a few pixels, one word per line.
+        let sidebar = [
+            word(500.0, 100.0, 40.0),
+            word(503.0, 120.0, 60.0),
+            word(498.0, 140.0, 30.0),
+            word(600.0, 100.0, 50.0),
+            word(602.0, 120.0, 20.0),
+        ];
+        assert_eq!(labels_in_column(&sidebar, 12.0), 5);
+        // Labels scattered along untraced edges: none shares a left edge with another.
+        let scattered = [
+            word(100.0, 50.0, 20.0),
+            word(240.0, 130.0, 30.0),
+            word(400.0, 90.0, 25.0),
+        ];
+        assert_eq!(labels_in_column(&scattered, 12.0), 0);
+        // On one line (a row of labels side by side) is no column, nor is a lone word.
+        let row = [word(100.0, 50.0, 20.0), word(105.0, 52.0, 30.0)];
+        assert_eq!(labels_in_column(&row, 12.0), 0);
+        assert_eq!(labels_in_column(&sidebar[..1], 12.0), 0);
+        // Left edges further apart than one title height do not align.
+        let loose = [word(100.0, 50.0, 20.0), word(113.0, 80.0, 20.0)];
+        assert_eq!(labels_in_column(&loose, 12.0), 0);
+        assert_eq!(labels_in_column(&loose, 13.0), 2);
     }
 
     #[test]

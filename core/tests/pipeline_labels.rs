@@ -69,22 +69,23 @@ fn labels_away_from_the_graph_that_no_edge_carries_are_dropped() {
     let models = ModelSet::bundled().expect("bundled models load");
     let scene = fixture_support::sidebar_scene();
     let truth = scene.truth();
-    let scan = |far: Option<f32>, min_labels: usize| {
+    let scan = |far: Option<f32>, min_column: usize| {
         let params = ScanParams {
             far_uncarried_labels: far,
-            far_uncarried_min_labels: min_labels,
+            far_uncarried_min_column: min_column,
             ..ScanParams::default()
         };
         let scanner = Scanner::with_params(&models, params).expect("scanner");
         scanner.scan_file(&scene.image_path).expect("scan").graph
     };
-    // The rule is on by default at the 1.0 title heights it was measured at, in views with two such labels or more.
+    // The rule is on by default at the 1.0 title heights it was measured at, where two such labels or more stand
+    // in a column; the sidebar's words do.
     let defaults = ScanParams::default();
     assert_eq!(defaults.far_uncarried_labels, Some(1.0));
-    assert_eq!(defaults.far_uncarried_min_labels, 2);
-    let (kept, dropped) = (scan(None, 1), scan(Some(1.0), 1));
+    assert_eq!(defaults.far_uncarried_min_column, 2);
+    let (kept, dropped) = (scan(None, 0), scan(Some(1.0), 0));
     assert_eq!(
-        label_boxes(&scan(Some(1.0), defaults.far_uncarried_min_labels)),
+        label_boxes(&scan(Some(1.0), defaults.far_uncarried_min_column)),
         label_boxes(&dropped)
     );
     let is_true = |b: &BBox| truth.tensors.iter().any(|t| t.bbox.iou(b) >= 0.5);
@@ -103,7 +104,7 @@ fn labels_away_from_the_graph_that_no_edge_carries_are_dropped() {
             .any(|e| e.tensor.as_deref() == Some(t.id.as_str())));
     }
     assert_eq!(after.len() + gone.len(), kept.tensors.len());
-    // Where the view has fewer such labels than the minimum, the rule drops none of them.
+    // Where fewer of them stand in a column than the minimum, the rule drops none of them; here all of them do.
     let fewer = scan(Some(1.0), gone.len() + 1);
     assert_eq!(label_boxes(&fewer), label_boxes(&kept));
     assert_eq!(label_boxes(&scan(Some(1.0), gone.len())), after);
