@@ -38,11 +38,12 @@
 //!    (and, as an option, traced ones seen to end without an arrowhead: [`ScanParams::traced_needs_arrowhead`])
 //!    only when they join many ([`ScanParams::min_bridged_share`]); the result is then empty, like a cropper
 //!    rejection; otherwise cards without an operator whose title reads as a name and that edges only enter
-//!    become output pills ([`ScanParams::named_sinks_are_outputs`]), optionally tensor labels that no edge
-//!    carries and that lie away from the graph are dropped where some of them stand in a column, as a sidebar's
-//!    words do ([`ScanParams::far_uncarried_labels`], [`ScanParams::far_uncarried_min_column`]), and input and output pills that no edge joins to a node are dropped unless their name reads
-//!    confidently ([`ScanParams::unconnected_port_min_confidence`]) and is more than one character and not only
-//!    digits ([`ScanParams::drop_unconnected_glyph_ports`]);
+//!    become output pills ([`ScanParams::named_sinks_are_outputs`]), tensor labels that no edge carries and
+//!    that lie away from the graph are dropped where some of them stand in a column, as a sidebar's words do
+//!    ([`ScanParams::far_uncarried_labels`], [`ScanParams::far_uncarried_min_column`]), and input and output
+//!    pills that no edge joins to a node are dropped unless their name reads confidently
+//!    ([`ScanParams::unconnected_port_min_confidence`]) and is more than one character and not only digits
+//!    ([`ScanParams::drop_unconnected_glyph_ports`]);
 //! 8. legibility: the height of the view's text in source pixels ([`text_height`], from the title boxes) is
 //!    reported in [`ScanResult::text_height`]; under [`ScanParams::min_text_height`] the scan adds the advisory
 //!    hint [`quality::Hint::ZoomIn`] to [`ScanResult::quality`];
@@ -246,10 +247,10 @@ pub struct ScanParams {
     /// pill and traced edge is dropped ([`Detections::drop_uncarried_labels`]). On photos these are mostly the
     /// words of Netron's sidebar or of windows beside the canvas (`pads`, `strides`, `version`), which the
     /// detector takes for labels in names mode's style. Applied after [`ScanParams::named_sinks_are_outputs`].
-    /// `None`: off. Default `Some(1.0)` (session 50; off before), with
-    /// [`ScanParams::far_uncarried_min_column`]: alone, at 1.0, tensor-label F1 rose on the photos of every
-    /// synthetic set by 0.4–1.0 points but fell on the screenshots of four of five by 0.1 (`models/METRICS.md`,
-    /// session 45), where labels whose edge was not traced go with it.
+    /// `None`: off. Default `Some(1.0)` (session 50; off before), gated by
+    /// [`ScanParams::far_uncarried_min_column`]. Without the gate, at 1.0, tensor-label F1 rose on the photos of
+    /// every synthetic set by 0.4–1.0 points but fell on the screenshots of four of five by 0.1, where labels
+    /// whose edge was not traced go with it (`models/METRICS.md`, session 45).
     pub far_uncarried_labels: Option<f32>,
     /// [`ScanParams::far_uncarried_labels`] drops nothing in a view where fewer than this many of the labels that
     /// meet its conditions stand in a column ([`labels_in_column`]: the left edge within one title height of
