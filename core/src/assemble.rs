@@ -207,6 +207,14 @@ impl Detections {
         self.nodes.retain(|_| !moved.next().unwrap_or(false));
     }
 
+    /// Per tensor label, whether no edge of `edges` carries it.
+    pub fn uncarried_labels(&self, edges: &[RecoveredEdge]) -> Vec<bool> {
+        let carried: HashSet<&str> = edges.iter().filter_map(|e| e.label.as_deref()).collect();
+        (0..self.labels.len())
+            .map(|k| !carried.contains(Self::tensor_id(k).as_str()))
+            .collect()
+    }
+
     /// Drops the tensor labels that no edge of `edges` carries and that `keep` rejects (given each such label's
     /// index and the edges), renumbering the labels kept and the edges' labels to match. Returns, per label
     /// before, whether it was kept.
@@ -215,9 +223,9 @@ impl Detections {
         edges: &mut [RecoveredEdge],
         keep: impl Fn(usize, &LabelDetection, &[RecoveredEdge]) -> bool,
     ) -> Vec<bool> {
-        let carried: HashSet<&str> = edges.iter().filter_map(|e| e.label.as_deref()).collect();
+        let uncarried = self.uncarried_labels(edges);
         let kept: Vec<bool> = (self.labels.iter().enumerate())
-            .map(|(k, l)| carried.contains(Self::tensor_id(k).as_str()) || keep(k, l, edges))
+            .map(|(k, l)| !uncarried[k] || keep(k, l, edges))
             .collect();
         let renamed: HashMap<String, String> = (0..kept.len())
             .filter(|&k| kept[k])

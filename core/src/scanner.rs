@@ -1424,26 +1424,25 @@ impl Scanner {
             };
             // A number alone is a one-dimensional shape (`64`).
             let number = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit());
-            let kept_anyway = |l: &LabelDetection, edges: &[RecoveredEdge]| {
-                reads_as_shape(&l.text) || number(&l.text) || near(l, edges)
-            };
-            let carried: HashSet<String> = (edge_result.edges.iter())
-                .filter_map(|e| e.label.clone())
-                .collect();
-            let far: Vec<BBox> = (found.labels.iter().enumerate())
-                .filter(|(k, l)| {
-                    !carried.contains(&Detections::tensor_id(*k))
-                        && !kept_anyway(l, &edge_result.edges)
+            let far: Vec<bool> = (found.labels.iter())
+                .zip(found.uncarried_labels(&edge_result.edges))
+                .map(|(l, uncarried)| {
+                    uncarried
+                        && !(reads_as_shape(&l.text)
+                            || number(&l.text)
+                            || near(l, &edge_result.edges))
                 })
-                .map(|(_, l)| l.bbox)
+                .collect();
+            let far_boxes: Vec<BBox> = (found.labels.iter().zip(&far))
+                .filter(|&(_, &f)| f)
+                .map(|(l, _)| l.bbox)
                 .collect();
             if title_height > 0.0
                 && !elements.is_empty()
-                && labels_in_column(&far, title_height) >= self.params.far_uncarried_min_column
+                && labels_in_column(&far_boxes, title_height)
+                    >= self.params.far_uncarried_min_column
             {
-                let kept = found.drop_uncarried_labels(&mut edge_result.edges, |_, l, edges| {
-                    kept_anyway(l, edges)
-                });
+                let kept = found.drop_uncarried_labels(&mut edge_result.edges, |k, _, _| !far[k]);
                 let new_index: Vec<Option<usize>> = (kept.iter())
                     .scan(0, |next, &k| {
                         let index = k.then_some(*next);
